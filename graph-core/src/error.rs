@@ -1,0 +1,226 @@
+//! The error type of `graph-core`.
+
+use std::fmt;
+use std::io;
+
+use crate::{Key, NodeId};
+
+/// Everything that can go wrong building, reading or writing a graph.
+///
+/// Messages name tasks by their key in Python's spelling, so they read the way
+/// a dask user writes keys.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two tasks have the same key.
+    #[error("duplicate key {key}")]
+    DuplicateKey {
+        /// The repeated key.
+        key: Key,
+    },
+    /// A task refers to a key that no task has.
+    #[error("task {key} refers to missing key {missing}")]
+    MissingDependency {
+        /// The task holding the reference.
+        key: Key,
+        /// The key it refers to.
+        missing: Key,
+    },
+    /// The dependencies of a graph form a cycle.
+    #[error("cycle: {} (each task depends on the next)", Path(keys))]
+    Cycle {
+        /// The keys on the cycle, each depending on the next; the first is
+        /// repeated at the end.
+        keys: Vec<Key>,
+    },
+    /// The edges of an unnamed graph form a cycle.
+    #[error("cycle through nodes {} (each depends on the next)", Path(nodes))]
+    NodeCycle {
+        /// The nodes on the cycle, each depending on the next; the first is
+        /// repeated at the end.
+        nodes: Vec<NodeId>,
+    },
+    /// An edge names a node that does not exist.
+    #[error("node {node} is out of range for a graph of {node_count} nodes")]
+    NodeOutOfRange {
+        /// The offending node index.
+        node: usize,
+        /// The number of nodes in the graph.
+        node_count: usize,
+    },
+    /// CSR offsets that do not describe rows of the target array.
+    #[error(
+        "dependency rows are malformed: offsets must start at 0, never decrease, and end at the number of targets"
+    )]
+    MalformedRows,
+    /// More tasks or edges than 32-bit ids allow.
+    #[error("too many {what}: {count} (at most {} are supported)", u32::MAX - 1)]
+    TooLarge {
+        /// `"tasks"` or `"edges"`.
+        what: &'static str,
+        /// How many there were.
+        count: usize,
+    },
+    /// Text that is not JSON at all, or ends early.
+    #[error("line {line}, column {column}: {message}")]
+    Syntax {
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// The JSON parser's description.
+        message: String,
+    },
+    /// JSON that does not follow `taskgraph-json/1`.
+    #[error("line {line}, column {column}: {}{problem}", TaskPrefix(task.as_ref()))]
+    Invalid {
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// The task in which it was found, if any.
+        task: Option<TaskAt>,
+        /// What is wrong.
+        problem: Problem,
+    },
+    /// A problem with one task of a file, found after reading it whole.
+    #[error("tasks[{index}]: {source}")]
+    AtTask {
+        /// The task's position in the file's `tasks` array, from 0.
+        index: usize,
+        /// What is wrong with it.
+        source: Box<Error>,
+    },
+    /// A float that JSON cannot spell (NaN or an infinity), met when writing.
+    #[error("task {key}: cannot write the non-finite float {value} as JSON")]
+    NonFiniteFloat {
+        /// The task holding it (in its key or its body).
+        key: Key,
+        /// The float.
+        value: f64,
+    },
+    /// Reading or writing failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// An error in a named input or output (a file, or `<stdin>`).
+    #[error("{origin}: {source}")]
+    In {
+        /// The file's path, or `<stdin>` / `<stdout>`.
+        origin: String,
+        /// The error.
+        source: Box<Error>,
+    },
+}
+
+/// Where in a file's `tasks` array a problem was found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskAt {
+    /// The task's position, from 0.
+    pub index: usize,
+    /// Its key, if it was read before the problem.
+    pub key: Option<Key>,
+}
+
+impl fmt::Display for TaskAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tasks[{}]", self.index)?;
+        if let Some(key) = &self.key {
+            write!(f, " (key {key})")?;
+        }
+        Ok(())
+    }
+}
+
+/// What is wrong with a JSON document that parses but is not `taskgraph-json/1`.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The document is not a JSON object.
+    NotAnObject,
+    /// The `"format"` field is absent.
+    MissingFormat,
+    /// The `"format"` field names another format.
+    WrongFormat {
+        /// What it says.
+        found: String,
+    },
+    /// The `"tasks"` field is absent.
+    MissingTasks,
+    /// A required field is absent.
+    MissingField {
+        /// The field.
+        field: &'static str,
+    },
+    /// A field this format does not have.
+    UnknownField {
+        /// The field.
+        field: String,
+    },
+    /// A field given twice in one object.
+    RepeatedField {
+        /// The field.
+        field: &'static str,
+    },
+    /// A task with both `"task"` and `"deps"`.
+    TaskAndDeps,
+    /// Two tasks with the same key.
+    DuplicateKey {
+        /// The key.
+        key: Key,
+    },
+    /// A value of the wrong kind, described by the JSON parser.
+    Type {
+        /// The parser's description.
+        message: String,
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::NotAnObject => f.write_str(
+                "expected a taskgraph-json/1 object: {\"format\": \"taskgraph-json/1\", \"tasks\": [...]}",
+            ),
+            Problem::MissingFormat => {
+                f.write_str("missing field `format` (expected \"taskgraph-json/1\")")
+            }
+            Problem::WrongFormat { found } => {
+                write!(f, "unsupported format {found:?} (expected \"taskgraph-json/1\")")
+            }
+            Problem::MissingTasks => f.write_str("missing field `tasks`"),
+            Problem::MissingField { field } => write!(f, "missing field `{field}`"),
+            Problem::UnknownField { field } => write!(f, "unknown field `{field}`"),
+            Problem::RepeatedField { field } => write!(f, "field `{field}` given twice"),
+            Problem::TaskAndDeps => {
+                f.write_str("a task has either `task` or `deps`, not both")
+            }
+            Problem::DuplicateKey { key } => write!(f, "duplicate key {key}"),
+            Problem::Type { message } => f.write_str(message),
+        }
+    }
+}
+
+struct TaskPrefix<'a>(Option<&'a TaskAt>);
+
+impl fmt::Display for TaskPrefix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(at) => write!(f, "{at}: "),
+            None => Ok(()),
+        }
+    }
+}
+
+struct Path<'a, T>(&'a [T]);
+
+impl<T: fmt::Display> fmt::Display for Path<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, item) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" -> ")?;
+            }
+            write!(f, "{item}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,380 @@
+//! `TaskGraph`: keyed tasks in insertion order, with their topology on demand.
+
+use std::sync::OnceLock;
+
+use indexmap::IndexMap;
+use indexmap::map::Entry;
+use rayon::prelude::*;
+use rustc_hash::FxBuildHasher;
+
+use crate::{Error, Key, NodeId, Term, Topology};
+
+/// The body of a task.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// A term to evaluate.
+    Term(Term),
+    /// A task whose body is unknown, kept only for its dependencies: graphs
+    /// exported for ordering or placement. It cannot be run, fused or inlined.
+    Opaque(Vec<Key>),
+}
+
+impl Body {
+    /// Calls `f` on every key the body references, in order, repeats included.
+    pub fn for_each_ref(&self, f: &mut impl FnMut(&Key)) {
+        match self {
+            Body::Term(term) => term.for_each_ref(f),
+            Body::Opaque(deps) => deps.iter().for_each(f),
+        }
+    }
+
+    /// The term, unless the task is opaque.
+    pub fn term(&self) -> Option<&Term> {
+        match self {
+            Body::Term(term) => Some(term),
+            Body::Opaque(_) => None,
+        }
+    }
+}
+
+/// One task: its body and optional metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Task {
+    /// What the task computes.
+    pub body: Body,
+    /// The size of its result in bytes, if known.
+    pub size: Option<u64>,
+    /// The time it takes to compute in seconds, if known.
+    pub cost: Option<f64>,
+}
+
+impl Task {
+    /// A task that evaluates `term`, with no metadata.
+    pub fn new(term: Term) -> Task {
+        Task {
+            body: Body::Term(term),
+            size: None,
+            cost: None,
+        }
+    }
+
+    /// An opaque task with these dependencies, with no metadata.
+    pub fn opaque(deps: Vec<Key>) -> Task {
+        Task {
+            body: Body::Opaque(deps),
+            size: None,
+            cost: None,
+        }
+    }
+}
+
+/// A task graph: tasks by key, in the order they were inserted, plus their
+/// [`Topology`] derived on demand and cached.
+///
+/// Node ids are insertion positions, so every output that walks a graph is
+/// deterministic. Inserting checks only for duplicate keys; references are
+/// resolved, and cycles found, by [`TaskGraph::topology`] (and so by
+/// [`TaskGraphBuilder::build`] and by reading a file).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Dag, Key, TaskGraph, Term};
+///
+/// let graph = TaskGraph::builder()
+///     .task("x", Term::lit(1))
+///     .task("y", Term::call("inc", [Term::key("x")]))
+///     .task(("z", 0), Term::call("add", [Term::key("x"), Term::key("y")]))
+///     .size(8)
+///     .build()?;
+/// assert_eq!(graph.len(), 3);
+/// let z = graph.node_id(&Key::from(("z", 0))).unwrap();
+/// assert_eq!(graph.task(z).size, Some(8));
+/// assert_eq!(graph.topology()?.dependencies(z).len(), 2);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct TaskGraph {
+    tasks: IndexMap<Key, Task, FxBuildHasher>,
+    topology: OnceLock<Topology>,
+}
+
+/// Tasks per unit of parallel work when resolving references.
+const CHUNK: usize = 4096;
+
+impl TaskGraph {
+    /// An empty graph.
+    pub fn new() -> TaskGraph {
+        TaskGraph::default()
+    }
+
+    /// An empty graph with room for `capacity` tasks.
+    pub fn with_capacity(capacity: usize) -> TaskGraph {
+        TaskGraph {
+            tasks: IndexMap::with_capacity_and_hasher(capacity, FxBuildHasher),
+            topology: OnceLock::new(),
+        }
+    }
+
+    /// A builder that adds tasks in a chain of calls and validates at the end.
+    pub fn builder() -> TaskGraphBuilder {
+        TaskGraphBuilder::default()
+    }
+
+    /// Adds a task that evaluates `term`; returns its node id.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DuplicateKey`] if a task already has this key, and
+    /// [`Error::TooLarge`] past `u32` ids.
+    pub fn insert(&mut self, key: impl Into<Key>, term: Term) -> Result<NodeId, Error> {
+        self.insert_task(key.into(), Task::new(term))
+    }
+
+    /// Adds an opaque task with these dependencies; returns its node id.
+    ///
+    /// # Errors
+    ///
+    /// As [`TaskGraph::insert`].
+    pub fn insert_opaque(&mut self, key: impl Into<Key>, deps: Vec<Key>) -> Result<NodeId, Error> {
+        self.insert_task(key.into(), Task::opaque(deps))
+    }
+
+    /// Adds a task with its metadata; returns its node id.
+    ///
+    /// # Errors
+    ///
+    /// As [`TaskGraph::insert`].
+    pub fn insert_task(&mut self, key: Key, task: Task) -> Result<NodeId, Error> {
+        if self.tasks.len() + 1 >= NodeId::MAX_NODES {
+            return Err(Error::TooLarge {
+                what: "tasks",
+                count: self.tasks.len() + 1,
+            });
+        }
+        match self.tasks.entry(key) {
+            Entry::Occupied(entry) => Err(Error::DuplicateKey {
+                key: entry.key().clone(),
+            }),
+            Entry::Vacant(entry) => {
+                self.topology = OnceLock::new();
+                let node = NodeId::new(entry.index());
+                entry.insert(task);
+                Ok(node)
+            }
+        }
+    }
+
+    /// The number of tasks.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether the graph has no task.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// The node id of the task with this key.
+    pub fn node_id(&self, key: &Key) -> Option<NodeId> {
+        self.tasks.get_index_of(key).map(NodeId::new)
+    }
+
+    /// The task with this key.
+    pub fn get(&self, key: &Key) -> Option<&Task> {
+        self.tasks.get(key)
+    }
+
+    /// The key of a node.
+    ///
+    /// # Panics
+    ///
+    /// If `node` is not a node of this graph.
+    pub fn key(&self, node: NodeId) -> &Key {
+        self.tasks
+            .get_index(node.index())
+            .expect("node id out of range")
+            .0
+    }
+
+    /// The task of a node.
+    ///
+    /// # Panics
+    ///
+    /// If `node` is not a node of this graph.
+    pub fn task(&self, node: NodeId) -> &Task {
+        &self.tasks[node.index()]
+    }
+
+    /// The task of a node, to change its body or metadata. Changing a body
+    /// drops the cached topology.
+    ///
+    /// # Panics
+    ///
+    /// If `node` is not a node of this graph.
+    pub fn task_mut(&mut self, node: NodeId) -> &mut Task {
+        self.topology = OnceLock::new();
+        &mut self.tasks[node.index()]
+    }
+
+    /// Every key and task, in node id order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Key, &Task)> + DoubleEndedIterator {
+        self.tasks.iter()
+    }
+
+    /// Every key, in node id order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Key> + DoubleEndedIterator {
+        self.tasks.keys()
+    }
+
+    /// The graph's topology: references resolved to node ids, repeats and
+    /// self-references dropped, checked for cycles. Computed once, then cached
+    /// until the graph changes.
+    ///
+    /// **Complexity**: O(V + E) time (one hash lookup per reference, spread
+    /// over all cores with rayon) and O(V + E) memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MissingDependency`] for a reference to a key that no task has
+    /// (the first such task in node order), and [`Error::Cycle`] naming the keys
+    /// on a cycle.
+    pub fn topology(&self) -> Result<&Topology, Error> {
+        if let Some(topology) = self.topology.get() {
+            return Ok(topology);
+        }
+        let topology = self.build_topology()?;
+        Ok(self.topology.get_or_init(|| topology))
+    }
+
+    fn build_topology(&self) -> Result<Topology, Error> {
+        let tasks = self.tasks.as_slice();
+        let n_tasks = tasks.len();
+        // Each chunk resolves its tasks' references into (row lengths, targets).
+        let chunks: Vec<Result<(Vec<u32>, Vec<u32>), Error>> = (0..n_tasks.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|chunk| {
+                let start = chunk * CHUNK;
+                let end = (start + CHUNK).min(n_tasks);
+                let mut lengths = Vec::with_capacity(end - start);
+                let mut targets = Vec::new();
+                for (key, task) in &tasks[start..end] {
+                    let before = targets.len();
+                    let mut missing = None;
+                    task.body
+                        .for_each_ref(&mut |dep| match self.tasks.get_index_of(dep) {
+                            Some(index) => targets.push(index as u32),
+                            None => {
+                                missing.get_or_insert_with(|| dep.clone());
+                            }
+                        });
+                    if let Some(missing) = missing {
+                        return Err(Error::MissingDependency {
+                            key: key.clone(),
+                            missing,
+                        });
+                    }
+                    lengths.push((targets.len() - before) as u32);
+                }
+                Ok((lengths, targets))
+            })
+            .collect();
+
+        let mut offsets = Vec::with_capacity(n_tasks + 1);
+        offsets.push(0_u32);
+        let mut all_targets = Vec::new();
+        for chunk in chunks {
+            let (lengths, targets) = chunk?;
+            if all_targets.len() + targets.len() > u32::MAX as usize {
+                return Err(Error::TooLarge {
+                    what: "edges",
+                    count: all_targets.len() + targets.len(),
+                });
+            }
+            let mut offset = *offsets.last().expect("offsets start with 0");
+            for length in lengths {
+                offset += length;
+                offsets.push(offset);
+            }
+            all_targets.extend_from_slice(&targets);
+        }
+        Topology::from_dependency_rows(offsets, all_targets).map_err(|err| match err {
+            Error::NodeCycle { nodes } => Error::Cycle {
+                keys: nodes
+                    .into_iter()
+                    .map(|node| self.key(node).clone())
+                    .collect(),
+            },
+            other => other,
+        })
+    }
+}
+
+/// Two graphs are equal when they hold equal tasks under equal keys in the
+/// same order.
+impl PartialEq for TaskGraph {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+/// Builds a [`TaskGraph`] in a chain of calls; the first error is reported by
+/// [`TaskGraphBuilder::build`].
+#[derive(Debug, Default)]
+pub struct TaskGraphBuilder {
+    graph: TaskGraph,
+    last: Option<NodeId>,
+    error: Option<Error>,
+}
+
+impl TaskGraphBuilder {
+    /// Adds a task that evaluates `term`.
+    pub fn task(self, key: impl Into<Key>, term: Term) -> Self {
+        self.add(key.into(), Task::new(term))
+    }
+
+    /// Adds an opaque task with these dependencies.
+    pub fn opaque(self, key: impl Into<Key>, deps: impl IntoIterator<Item = Key>) -> Self {
+        self.add(key.into(), Task::opaque(deps.into_iter().collect()))
+    }
+
+    /// Sets the result size, in bytes, of the task added last.
+    pub fn size(mut self, bytes: u64) -> Self {
+        if let Some(node) = self.last {
+            self.graph.task_mut(node).size = Some(bytes);
+        }
+        self
+    }
+
+    /// Sets the cost, in seconds, of the task added last.
+    pub fn cost(mut self, seconds: f64) -> Self {
+        if let Some(node) = self.last {
+            self.graph.task_mut(node).cost = Some(seconds);
+        }
+        self
+    }
+
+    fn add(mut self, key: Key, task: Task) -> Self {
+        if self.error.is_none() {
+            match self.graph.insert_task(key, task) {
+                Ok(node) => self.last = Some(node),
+                Err(err) => self.error = Some(err),
+            }
+        }
+        self
+    }
+
+    /// The graph, with its topology computed and checked.
+    ///
+    /// # Errors
+    ///
+    /// The first [`Error::DuplicateKey`], else [`Error::MissingDependency`] or
+    /// [`Error::Cycle`] from [`TaskGraph::topology`].
+    pub fn build(self) -> Result<TaskGraph, Error> {
+        if let Some(err) = self.error {
+            return Err(err);
+        }
+        self.graph.topology()?;
+        Ok(self.graph)
+    }
+}

@@ -1,0 +1,766 @@
+//! The `taskgraph-json/1` interchange format: reading (plain or gzip, from a
+//! file, a buffer or standard input) and writing.
+//!
+//! ```json
+//! {"format": "taskgraph-json/1", "tasks": [
+//!   {"key": "x", "task": 1},
+//!   {"key": ["y", 0], "task": {"call": "inc", "args": [{"ref": "x"}]}, "size": 8},
+//!   {"key": "z", "deps": ["x", ["y", 0]]}
+//! ]}
+//! ```
+//!
+//! A KEY is a JSON string or number, or an array of those (arrays nest). A
+//! TERM is a JSON scalar (a literal), `{"ref": KEY}`, `{"call": "op", "args":
+//! [TERM, ...]}` or `{"list": [TERM, ...]}`. A task has `"task"` or, for an
+//! opaque task known only by its dependencies, `"deps"`; optionally `"size"`
+//! (bytes) and `"cost"` (seconds). Other top-level fields are ignored; any
+//! other task field is an error.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Problem, TaskAt};
+use crate::graph::{Body, Task};
+use crate::term::{Op, OpInterner};
+use crate::{Error, Key, TaskGraph, Term, Value};
+
+/// The value of the `"format"` field.
+pub const FORMAT: &str = "taskgraph-json/1";
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a graph from a file, or from standard input when `path` is `-`.
+/// Gzip is detected by content, whatever the file is called.
+///
+/// # Errors
+///
+/// Any error of [`from_slice`], or of reading the file, wrapped in
+/// [`Error::In`] so that it names the file.
+pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
+    let path = path.as_ref();
+    let (origin, bytes) = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        let read = io::stdin().lock().read_to_end(&mut bytes);
+        ("<stdin>".to_owned(), read.map(|_| bytes))
+    } else {
+        (path.display().to_string(), std::fs::read(path))
+    };
+    let within = |source: Error| Error::In {
+        origin: origin.clone(),
+        source: Box::new(source),
+    };
+    let bytes = bytes.map_err(|err| within(Error::Io(err)))?;
+    from_slice(&bytes).map_err(within)
+}
+
+/// Reads a graph from JSON text, or from gzip-compressed JSON text.
+///
+/// The result is checked whole: every reference resolves and there is no
+/// cycle, so its [`TaskGraph::topology`] is ready.
+///
+/// # Errors
+///
+/// [`Error::Syntax`] for text that is not JSON (with line and column),
+/// [`Error::Invalid`] for JSON that is not `taskgraph-json/1` (with line,
+/// column and the task's position and key), [`Error::AtTask`] around
+/// [`Error::MissingDependency`], and [`Error::Cycle`].
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{json, Key};
+///
+/// let text = r#"{"format": "taskgraph-json/1", "tasks": [
+///     {"key": "x", "task": 1},
+///     {"key": "y", "task": {"call": "inc", "args": [{"ref": "x"}]}}]}"#;
+/// let graph = json::from_slice(text.as_bytes())?;
+/// assert_eq!(graph.len(), 2);
+///
+/// let bad = r#"{"format": "taskgraph-json/1", "tasks": [{"key": "x", "task": 1, "colour": 2}]}"#;
+/// let err = json::from_slice(bad.as_bytes()).unwrap_err();
+/// assert_eq!(err.to_string(), "line 1, column 73: tasks[0] (key 'x'): unknown field `colour`");
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
+    if bytes.starts_with(&GZIP_MAGIC) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut text)?;
+        return parse(&text);
+    }
+    parse(bytes)
+}
+
+/// Writes a graph to a file, gzip-compressed when the name ends in `.gz`, or
+/// to standard output when `path` is `-`.
+///
+/// # Errors
+///
+/// As [`write`], wrapped in [`Error::In`] so that it names the file.
+pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error> {
+    let path = path.as_ref();
+    if path == Path::new("-") {
+        let within = |source| Error::In {
+            origin: "<stdout>".to_owned(),
+            source: Box::new(source),
+        };
+        return write(graph, io::stdout().lock()).map_err(within);
+    }
+    let within = |source| Error::In {
+        origin: path.display().to_string(),
+        source: Box::new(source),
+    };
+    let file = File::create(path).map_err(|err| within(Error::Io(err)))?;
+    let gzip = path.extension().is_some_and(|ext| ext == "gz");
+    let written = if gzip {
+        let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+        write(graph, &mut encoder).and_then(|()| encoder.finish().map(drop).map_err(Error::Io))
+    } else {
+        write(graph, file)
+    };
+    written.map_err(within)
+}
+
+/// Writes a graph as `taskgraph-json/1`, one task per line.
+///
+/// # Errors
+///
+/// [`Error::NonFiniteFloat`] for a NaN or infinite float, which JSON cannot
+/// spell, and [`Error::Io`] when writing fails. Nothing is written past the
+/// task that holds such a float.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{json, TaskGraph, Term};
+///
+/// let graph = TaskGraph::builder()
+///     .task("x", Term::lit(1))
+///     .task(("y", 0), Term::call("inc", [Term::key("x")]))
+///     .size(8)
+///     .build()?;
+/// let text = json::to_string(&graph)?;
+/// assert_eq!(text, r#"{"format":"taskgraph-json/1","tasks":[
+/// {"key":"x","task":1},
+/// {"key":["y",0],"task":{"call":"inc","args":[{"ref":"x"}]},"size":8}
+/// ]}
+/// "#);
+/// assert_eq!(json::from_slice(text.as_bytes())?, graph);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
+    let mut out = BufWriter::with_capacity(1 << 16, writer);
+    write!(out, "{{\"format\":\"{FORMAT}\",\"tasks\":[")?;
+    for (i, (key, task)) in graph.iter().enumerate() {
+        check_finite(key, task)?;
+        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut out, &TaskRecord { key, task }).map_err(io::Error::from)?;
+    }
+    out.write_all(b"\n]}\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The graph as `taskgraph-json/1` text.
+///
+/// # Errors
+///
+/// [`Error::NonFiniteFloat`], as [`write`].
+pub fn to_string(graph: &TaskGraph) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    write(graph, &mut bytes)?;
+    Ok(String::from_utf8(bytes).expect("serde_json writes UTF-8"))
+}
+
+fn check_finite(key: &Key, task: &Task) -> Result<(), Error> {
+    fn key_float(key: &Key) -> Option<f64> {
+        match key {
+            Key::Float(x) if !x.is_finite() => Some(*x),
+            Key::Tuple(parts) => parts.iter().find_map(key_float),
+            _ => None,
+        }
+    }
+    fn term_float(term: &Term) -> Option<f64> {
+        match term {
+            Term::Lit(Value::Float(x)) if !x.is_finite() => Some(*x),
+            Term::Lit(_) => None,
+            Term::Ref(key) => key_float(key),
+            Term::Call { args: items, .. } | Term::List(items) => items.iter().find_map(term_float),
+        }
+    }
+    let found = key_float(key)
+        .or_else(|| match &task.body {
+            Body::Term(term) => term_float(term),
+            Body::Opaque(deps) => deps.iter().find_map(key_float),
+        })
+        .or(task.cost.filter(|cost| !cost.is_finite()));
+    match found {
+        Some(value) => Err(Error::NonFiniteFloat {
+            key: key.clone(),
+            value,
+        }),
+        None => Ok(()),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Writing.
+
+struct TaskRecord<'a> {
+    key: &'a Key,
+    task: &'a Task,
+}
+
+impl Serialize for TaskRecord<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Task { body, size, cost } = self.task;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("key", self.key)?;
+        match body {
+            Body::Term(term) => map.serialize_entry("task", term)?,
+            Body::Opaque(deps) => map.serialize_entry("deps", deps)?,
+        }
+        if let Some(size) = size {
+            map.serialize_entry("size", size)?;
+        }
+        if let Some(cost) = cost {
+            map.serialize_entry("cost", cost)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Key {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Key::Str(s) => serializer.serialize_str(s),
+            Key::Int(i) => serializer.serialize_i64(*i),
+            Key::Float(x) => serializer.serialize_f64(*x),
+            Key::Tuple(parts) => {
+                let mut seq = serializer.serialize_seq(Some(parts.len()))?;
+                for part in parts {
+                    seq.serialize_element(part)?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Null => serializer.serialize_unit(),
+            Value::Bool(b) => serializer.serialize_bool(*b),
+            Value::Int(i) => serializer.serialize_i64(*i),
+            Value::Float(x) => serializer.serialize_f64(*x),
+            Value::Str(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl Serialize for Term {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Term::Lit(value) => value.serialize(serializer),
+            Term::Ref(key) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("ref", key)?;
+                map.end()
+            }
+            Term::Call { op, args } => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("call", op.as_str())?;
+                map.serialize_entry("args", args)?;
+                map.end()
+            }
+            Term::List(items) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("list", items)?;
+                map.end()
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+/// What the parser knows about where it is, to put into errors.
+#[derive(Default)]
+struct Context {
+    ops: RefCell<OpInterner>,
+    /// The task being read, if any.
+    at: RefCell<Option<TaskAt>>,
+    /// A structured problem behind the serde error being returned.
+    problem: RefCell<Option<Problem>>,
+}
+
+impl Context {
+    fn fail<E: de::Error>(&self, problem: Problem) -> E {
+        let err = E::custom(&problem);
+        *self.problem.borrow_mut() = Some(problem);
+        err
+    }
+}
+
+fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
+    let context = Context::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let parsed = GraphSeed { context: &context }
+        .deserialize(&mut deserializer)
+        .and_then(|graph| deserializer.end().map(|()| graph));
+    let graph = parsed.map_err(|err| {
+        let (line, column) = (err.line(), err.column());
+        let suffix = format!(" at line {line} column {column}");
+        let text = err.to_string();
+        let message = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+        if err.is_data() {
+            let problem = context.problem.take().unwrap_or(Problem::Type { message });
+            Error::Invalid {
+                line,
+                column,
+                task: context.at.take(),
+                problem,
+            }
+        } else {
+            Error::Syntax {
+                line,
+                column,
+                message,
+            }
+        }
+    })?;
+    graph.topology().map_err(|err| match err {
+        Error::MissingDependency { ref key, .. } => {
+            let index = graph
+                .node_id(key)
+                .expect("the task with the reference exists")
+                .index();
+            Error::AtTask {
+                index,
+                source: Box::new(err),
+            }
+        }
+        other => other,
+    })?;
+    Ok(graph)
+}
+
+struct GraphSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for GraphSeed<'_> {
+    type Value = TaskGraph;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TaskGraph, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for GraphSeed<'_> {
+    type Value = TaskGraph;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a {FORMAT} object: {{\"format\": \"{FORMAT}\", \"tasks\": [...]}}"
+        )
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TaskGraph, A::Error> {
+        let context = self.context;
+        let mut format_seen = false;
+        let mut graph = None;
+        while let Some(field) = map.next_key::<TopField>()? {
+            match field {
+                TopField::Format => {
+                    let found: String = map.next_value()?;
+                    if found != FORMAT {
+                        return Err(context.fail(Problem::WrongFormat { found }));
+                    }
+                    format_seen = true;
+                }
+                TopField::Tasks => {
+                    if graph.is_some() {
+                        return Err(context.fail(Problem::RepeatedField { field: "tasks" }));
+                    }
+                    graph = Some(map.next_value_seed(TasksSeed { context })?);
+                    *context.at.borrow_mut() = None;
+                }
+                TopField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !format_seen {
+            return Err(context.fail(Problem::MissingFormat));
+        }
+        graph.ok_or_else(|| context.fail(Problem::MissingTasks))
+    }
+}
+
+/// Field names, matched without allocating.
+macro_rules! field_enum {
+    ($name:ident { $($variant:ident = $text:literal),* $(,)? } else $other:ident $(($payload:ty))?) => {
+        enum $name {
+            $($variant,)*
+            $other $(($payload))?,
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct FieldVisitor;
+                impl<'de> Visitor<'de> for FieldVisitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a field name")
+                    }
+                    fn visit_str<E: de::Error>(self, name: &str) -> Result<$name, E> {
+                        Ok(match name {
+                            $($text => $name::$variant,)*
+                            #[allow(unused_variables)]
+                            other => field_enum!(@other $name $other other $(($payload))?),
+                        })
+                    }
+                }
+                deserializer.deserialize_identifier(FieldVisitor)
+            }
+        }
+    };
+    (@other $name:ident $other:ident $value:ident ($payload:ty)) => { $name::$other($value.to_owned()) };
+    (@other $name:ident $other:ident $value:ident) => { $name::$other };
+}
+
+field_enum!(TopField { Format = "format", Tasks = "tasks" } else Other);
+field_enum!(TaskField {
+    Key = "key", Task = "task", Deps = "deps", Size = "size", Cost = "cost"
+} else Unknown(String));
+field_enum!(TermField { Ref = "ref", Call = "call", Args = "args", List = "list" } else Unknown(String));
+
+struct TasksSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for TasksSeed<'_> {
+    type Value = TaskGraph;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TaskGraph, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TasksSeed<'_> {
+    type Value = TaskGraph;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of tasks")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TaskGraph, A::Error> {
+        let context = self.context;
+        let mut graph = TaskGraph::with_capacity(seq.size_hint().unwrap_or(0));
+        for index in 0.. {
+            *context.at.borrow_mut() = Some(TaskAt { index, key: None });
+            let Some((key, task)) = seq.next_element_seed(TaskSeed { context })? else {
+                break;
+            };
+            graph.insert_task(key, task).map_err(|err| match err {
+                Error::DuplicateKey { key } => context.fail(Problem::DuplicateKey { key }),
+                other => de::Error::custom(other),
+            })?;
+        }
+        Ok(graph)
+    }
+}
+
+struct TaskSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for TaskSeed<'_> {
+    type Value = (Key, Task);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(Key, Task), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TaskSeed<'_> {
+    type Value = (Key, Task);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "a task object: {\"key\": KEY, \"task\": TERM} or {\"key\": KEY, \"deps\": [KEY, ...]}",
+        )
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(Key, Task), A::Error> {
+        let context = self.context;
+        let repeated = |field| context.fail(Problem::RepeatedField { field });
+        let (mut key, mut term, mut deps, mut size, mut cost) = (None, None, None, None, None);
+        while let Some(field) = map.next_key::<TaskField>()? {
+            match field {
+                TaskField::Key => {
+                    if key.is_some() {
+                        return Err(repeated("key"));
+                    }
+                    let parsed: Key = map.next_value()?;
+                    if let Some(at) = context.at.borrow_mut().as_mut() {
+                        at.key = Some(parsed.clone());
+                    }
+                    key = Some(parsed);
+                }
+                TaskField::Task => {
+                    if term.is_some() {
+                        return Err(repeated("task"));
+                    }
+                    term = Some(map.next_value_seed(TermSeed { context })?);
+                }
+                TaskField::Deps => {
+                    if deps.is_some() {
+                        return Err(repeated("deps"));
+                    }
+                    deps = Some(map.next_value::<Vec<Key>>()?);
+                }
+                TaskField::Size => {
+                    if size.is_some() {
+                        return Err(repeated("size"));
+                    }
+                    size = Some(map.next_value::<u64>()?);
+                }
+                TaskField::Cost => {
+                    if cost.is_some() {
+                        return Err(repeated("cost"));
+                    }
+                    let seconds: f64 = map.next_value()?;
+                    if seconds < 0.0 {
+                        return Err(de::Error::custom(format_args!(
+                            "cost must be a non-negative number of seconds, not {seconds}"
+                        )));
+                    }
+                    cost = Some(seconds);
+                }
+                TaskField::Unknown(field) => {
+                    return Err(context.fail(Problem::UnknownField { field }));
+                }
+            }
+        }
+        let key = key.ok_or_else(|| context.fail(Problem::MissingField { field: "key" }))?;
+        let body = match (term, deps) {
+            (Some(term), None) => Body::Term(term),
+            (None, Some(deps)) => Body::Opaque(deps),
+            (Some(_), Some(_)) => return Err(context.fail(Problem::TaskAndDeps)),
+            (None, None) => return Err(context.fail(Problem::MissingField { field: "task" })),
+        };
+        Ok((key, Task { body, size, cost }))
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_any(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key: a string, a number, or an array of those")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+        Ok(Key::from(s))
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Key, E> {
+        Ok(Key::from(s))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Key, E> {
+        Ok(Key::Int(i))
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Key, E> {
+        i64::try_from(u).map(Key::Int).map_err(|_| out_of_range(u))
+    }
+
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<Key, E> {
+        Ok(Key::Float(x))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Key, A::Error> {
+        let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(part) = seq.next_element::<Key>()? {
+            parts.push(part);
+        }
+        Ok(Key::from(parts))
+    }
+}
+
+fn out_of_range<E: de::Error>(u: u64) -> E {
+    E::custom(format_args!(
+        "integer {u} does not fit in a signed 64-bit integer"
+    ))
+}
+
+struct TermSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for TermSeed<'_> {
+    type Value = Term;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Term, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TermSeed<'_> {
+    type Value = Term;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "a term: a JSON scalar, {\"ref\": KEY}, {\"call\": \"op\", \"args\": [TERM, ...]} or {\"list\": [TERM, ...]}",
+        )
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Term, E> {
+        Ok(Term::Lit(Value::Null))
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Term, E> {
+        Ok(Term::Lit(Value::Bool(b)))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Term, E> {
+        Ok(Term::Lit(Value::Int(i)))
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Term, E> {
+        i64::try_from(u)
+            .map(|i| Term::Lit(Value::Int(i)))
+            .map_err(|_| out_of_range(u))
+    }
+
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<Term, E> {
+        Ok(Term::Lit(Value::Float(x)))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Term, E> {
+        Ok(Term::Lit(Value::from(s)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<Term, A::Error> {
+        Err(de::Error::custom(
+            "a bare array is not a term: write a list as {\"list\": [TERM, ...]}",
+        ))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Term, A::Error> {
+        let context = self.context;
+        let (mut reference, mut op, mut args, mut list) = (None, None, None, None);
+        while let Some(field) = map.next_key::<TermField>()? {
+            match field {
+                TermField::Ref if reference.is_none() => reference = Some(map.next_value::<Key>()?),
+                TermField::Call if op.is_none() => {
+                    op = Some(map.next_value_seed(OpSeed { context })?);
+                }
+                TermField::Args if args.is_none() => {
+                    args = Some(map.next_value_seed(TermsSeed { context })?);
+                }
+                TermField::List if list.is_none() => {
+                    list = Some(map.next_value_seed(TermsSeed { context })?);
+                }
+                TermField::Ref | TermField::Call | TermField::Args | TermField::List => {
+                    return Err(de::Error::custom("a term object repeats a field"));
+                }
+                TermField::Unknown(field) => {
+                    return Err(de::Error::custom(format_args!(
+                        "unknown term field `{field}` (a term is {{\"ref\": ...}}, {{\"call\": ..., \"args\": ...}} or {{\"list\": ...}})"
+                    )));
+                }
+            }
+        }
+        match (reference, op, args, list) {
+            (Some(key), None, None, None) => Ok(Term::Ref(key)),
+            (None, Some(op), Some(args), None) => Ok(Term::Call { op, args }),
+            (None, Some(op), None, None) => Err(de::Error::custom(format_args!(
+                "call of `{op}` has no `args` (write \"args\": [] for none)"
+            ))),
+            (None, None, None, Some(items)) => Ok(Term::List(items)),
+            (None, None, Some(_), None) => Err(de::Error::custom("`args` without `call`")),
+            (None, None, None, None) => Err(de::Error::custom(
+                "empty term object (a term is {\"ref\": ...}, {\"call\": ..., \"args\": ...} or {\"list\": ...})",
+            )),
+            _ => Err(de::Error::custom(
+                "a term object has exactly one of `ref`, `call` (with `args`) and `list`",
+            )),
+        }
+    }
+}
+
+struct TermsSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for TermsSeed<'_> {
+    type Value = Vec<Term>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Term>, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TermsSeed<'_> {
+    type Value = Vec<Term>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of terms")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Term>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed(TermSeed {
+            context: self.context,
+        })? {
+            items.push(item);
+        }
+        Ok(items)
+    }
+}
+
+/// Reads an op name straight into the interner, without an owned copy.
+struct OpSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for OpSeed<'_> {
+    type Value = Op;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Op, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OpSeed<'_> {
+    type Value = Op;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an op name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Op, E> {
+        Ok(self.context.ops.borrow_mut().intern(name))
+    }
+}

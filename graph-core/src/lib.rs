@@ -1,0 +1,45 @@
+//! The core of the task-graph toolkit: what a task graph is, and how it is
+//! read, written and walked. Every other crate speaks in these types.
+//!
+//! - [`Key`]: the name of a task, as dask allows it (`'x'`, `('x', 0, 1)`).
+//! - [`Term`]: the body of a task: a literal [`Value`], a reference to another
+//!   task, a call of an [`Op`], or a list.
+//! - [`TaskGraph`]: tasks by key in insertion order, with optional size and cost.
+//! - [`Dag`]: the view of a graph that ordering and placement need, over dense
+//!   [`NodeId`]s; [`Topology`] implements it in compressed sparse rows.
+//! - [`json`]: the `taskgraph-json/1` interchange format.
+//! - [`GraphStats`]: the shape of a graph in seven numbers.
+//! - `testing` (feature `testing`): seeded generators of chains, trees,
+//!   random DAGs, 2-D array shapes and shuffles.
+//!
+//! # Example
+//!
+//! The word-count graph of dask's optimization documentation, written to
+//! JSON, read back, and measured:
+//!
+//! ```
+#![doc = include_str!("../tests/word_count.rs")]
+//! ```
+
+mod dag;
+mod error;
+mod graph;
+pub mod json;
+mod key;
+mod node;
+mod stats;
+mod term;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod topology;
+mod value;
+
+pub use dag::Dag;
+pub use error::{Error, Problem, TaskAt};
+pub use graph::{Body, Task, TaskGraph, TaskGraphBuilder};
+pub use key::Key;
+pub use node::NodeId;
+pub use stats::GraphStats;
+pub use term::{Op, OpInterner, Refs, Term};
+pub use topology::Topology;
+pub use value::Value;

@@ -1,0 +1,244 @@
+//! `Term`: the body of a task, a small expression tree, and `Op`, the name of
+//! the function a call applies.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::{Key, Value};
+
+/// The name of an operation, shared rather than copied: a graph of a million
+/// `add` calls holds one `"add"` string.
+///
+/// Two ops are equal when their names are; interning only saves memory and
+/// makes equal names compare by pointer first.
+#[derive(Clone, Debug)]
+pub struct Op(Arc<str>);
+
+impl Op {
+    /// Makes an op from a name. Prefer an [`OpInterner`] when making many.
+    pub fn new(name: &str) -> Op {
+        Op(name.into())
+    }
+
+    /// The op's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq for Op {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for Op {}
+
+impl Hash for Op {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialOrd for Op {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Op {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Op {
+    fn from(name: &str) -> Op {
+        Op::new(name)
+    }
+}
+
+/// Hands out one shared [`Op`] per distinct name.
+#[derive(Debug, Default)]
+pub struct OpInterner {
+    ops: FxHashMap<Box<str>, Op>,
+}
+
+impl OpInterner {
+    /// The op named `name`, shared with every earlier op of that name.
+    pub fn intern(&mut self, name: &str) -> Op {
+        if let Some(op) = self.ops.get(name) {
+            return op.clone();
+        }
+        let op = Op::new(name);
+        self.ops.insert(name.into(), op.clone());
+        op
+    }
+}
+
+/// The body of a task: a literal, a reference to another task's result, a call
+/// of an op on argument terms, or a list of terms.
+///
+/// The dependencies of a task are the keys its term references (minus the task's
+/// own key). [`Display`](fmt::Display) writes calls as `op(arg, ...)`, lists as
+/// `[...]`, literals in Python's spelling and references as the key's Python
+/// `str`, so `count(words, 'pear')` counts the literal `'pear'` in task `words`.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Key, Term};
+///
+/// let term = Term::call("count", [Term::key("words"), Term::lit("pear")]);
+/// assert_eq!(term.to_string(), "count(words, 'pear')");
+/// let refs: Vec<&Key> = term.refs().collect();
+/// assert_eq!(refs, [&Key::from("words")]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    /// A literal value.
+    Lit(Value),
+    /// The result of the task with this key.
+    Ref(Key),
+    /// `op(args...)`.
+    Call {
+        /// The operation applied.
+        op: Op,
+        /// Its arguments, in order.
+        args: Vec<Term>,
+    },
+    /// A list of terms, evaluated element by element.
+    List(Vec<Term>),
+}
+
+impl Term {
+    /// A literal term.
+    pub fn lit(value: impl Into<Value>) -> Term {
+        Term::Lit(value.into())
+    }
+
+    /// A reference to the result of task `key`.
+    pub fn key(key: impl Into<Key>) -> Term {
+        Term::Ref(key.into())
+    }
+
+    /// A call of `op` on `args`.
+    pub fn call(op: impl Into<Op>, args: impl IntoIterator<Item = Term>) -> Term {
+        Term::Call {
+            op: op.into(),
+            args: args.into_iter().collect(),
+        }
+    }
+
+    /// A list of terms.
+    pub fn list(items: impl IntoIterator<Item = Term>) -> Term {
+        Term::List(items.into_iter().collect())
+    }
+
+    /// Every key this term references, in preorder, repeats included.
+    pub fn refs(&self) -> Refs<'_> {
+        Refs { stack: vec![self] }
+    }
+
+    /// Calls `f` on every key this term references, in preorder, without
+    /// allocating.
+    pub fn for_each_ref(&self, f: &mut impl FnMut(&Key)) {
+        match self {
+            Term::Lit(_) => {}
+            Term::Ref(key) => f(key),
+            Term::Call { args: items, .. } | Term::List(items) => {
+                for item in items {
+                    item.for_each_ref(f);
+                }
+            }
+        }
+    }
+
+    /// Whether the term references no key.
+    pub fn is_constant(&self) -> bool {
+        match self {
+            Term::Lit(_) => true,
+            Term::Ref(_) => false,
+            Term::Call { args: items, .. } | Term::List(items) => {
+                items.iter().all(Term::is_constant)
+            }
+        }
+    }
+
+    /// The number of nodes in the term tree.
+    pub fn size(&self) -> usize {
+        match self {
+            Term::Lit(_) | Term::Ref(_) => 1,
+            Term::Call { args: items, .. } | Term::List(items) => {
+                1 + items.iter().map(Term::size).sum::<usize>()
+            }
+        }
+    }
+}
+
+/// The iterator of [`Term::refs`].
+#[derive(Debug)]
+pub struct Refs<'a> {
+    stack: Vec<&'a Term>,
+}
+
+impl<'a> Iterator for Refs<'a> {
+    type Item = &'a Key;
+
+    fn next(&mut self) -> Option<&'a Key> {
+        while let Some(term) = self.stack.pop() {
+            match term {
+                Term::Lit(_) => {}
+                Term::Ref(key) => return Some(key),
+                Term::Call { args: items, .. } | Term::List(items) => {
+                    self.stack.extend(items.iter().rev());
+                }
+            }
+        }
+        None
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn write_items(f: &mut fmt::Formatter<'_>, items: &[Term]) -> fmt::Result {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{item}")?;
+            }
+            Ok(())
+        }
+        match self {
+            Term::Lit(value) => write!(f, "{value}"),
+            Term::Ref(Key::Str(name)) => f.write_str(name),
+            Term::Ref(key) => write!(f, "{key}"),
+            Term::Call { op, args } => {
+                write!(f, "{op}(")?;
+                write_items(f, args)?;
+                f.write_str(")")
+            }
+            Term::List(items) => {
+                f.write_str("[")?;
+                write_items(f, items)?;
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+impl From<Value> for Term {
+    fn from(value: Value) -> Term {
+        Term::Lit(value)
+    }
+}

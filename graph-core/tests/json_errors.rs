@@ -1,0 +1,239 @@
+//! Every way a `taskgraph-json/1` document can be wrong gets an error that
+//! says where (line, column, task position and key) and what.
+
+use expect_test::{Expect, expect};
+use graph_core::json;
+
+#[track_caller]
+fn check(text: &str, expected: Expect) {
+    let err = json::from_slice(text.as_bytes()).expect_err("the document is invalid");
+    expected.assert_eq(&err.to_string());
+}
+
+/// Wraps task objects in a valid envelope.
+fn doc(tasks: &str) -> String {
+    format!(r#"{{"format": "taskgraph-json/1", "tasks": [{tasks}]}}"#)
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    check(
+        "{\"format\": \"taskgraph-json/1\",\n \"tasks\": [\n {\"key\": \"x\" \"task\": 1}]}",
+        expect!["line 3, column 14: expected `,` or `}`"],
+    );
+    check("", expect!["line 1, column 0: EOF while parsing a value"]);
+    check(
+        &doc(r#"{"key": "x", "task": 1}"#).replace("]}", "]"),
+        expect!["line 1, column 65: EOF while parsing an object"],
+    );
+    check(
+        &format!("{} trailing", doc("")),
+        expect!["line 1, column 45: trailing characters"],
+    );
+}
+
+#[test]
+fn wrong_or_missing_format() {
+    check(
+        r#"{"format": "taskgraph-json/2", "tasks": []}"#,
+        expect![[
+            r#"line 1, column 29: unsupported format "taskgraph-json/2" (expected "taskgraph-json/1")"#
+        ]],
+    );
+    check(
+        r#"{"tasks": []}"#,
+        expect![[r#"line 1, column 13: missing field `format` (expected "taskgraph-json/1")"#]],
+    );
+    check(
+        r#"{"format": "taskgraph-json/1"}"#,
+        expect!["line 1, column 30: missing field `tasks`"],
+    );
+    check(
+        r#"[1, 2]"#,
+        expect![[
+            r#"line 1, column 0: invalid type: sequence, expected a taskgraph-json/1 object: {"format": "taskgraph-json/1", "tasks": [...]}"#
+        ]],
+    );
+}
+
+#[test]
+fn other_top_level_fields_are_ignored() {
+    let text = r#"{"producer": {"name": "dask", "version": [2025, 1]}, "format": "taskgraph-json/1", "tasks": []}"#;
+    assert!(json::from_slice(text.as_bytes()).unwrap().is_empty());
+}
+
+#[test]
+fn missing_and_unknown_task_fields() {
+    check(
+        &doc(r#"{"key": "x", "task": 1}, {"task": 2}"#),
+        expect!["line 1, column 77: tasks[1]: missing field `key`"],
+    );
+    check(
+        &doc(r#"{"key": "x"}"#),
+        expect!["line 1, column 53: tasks[0] (key 'x'): missing field `task`"],
+    );
+    check(
+        &doc(r#"{"key": ["x", 1], "task": 1, "priority": 3}"#),
+        expect!["line 1, column 80: tasks[0] (key ('x', 1)): unknown field `priority`"],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": 1, "deps": []}"#),
+        expect![
+            "line 1, column 76: tasks[0] (key 'x'): a task has either `task` or `deps`, not both"
+        ],
+    );
+    check(
+        &doc(r#"{"key": "x", "key": "y", "task": 1}"#),
+        expect!["line 1, column 59: tasks[0] (key 'x'): field `key` given twice"],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": 1, "size": -1}"#),
+        expect!["line 1, column 75: tasks[0] (key 'x'): invalid value: integer `-1`, expected u64"],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": 1, "cost": -0.5}"#),
+        expect![
+            "line 1, column 78: tasks[0] (key 'x'): cost must be a non-negative number of seconds, not -0.5"
+        ],
+    );
+}
+
+#[test]
+fn keys_must_be_strings_numbers_or_arrays_of_those() {
+    check(
+        &doc(r#"{"key": true, "task": 1}"#),
+        expect![
+            "line 1, column 53: tasks[0]: invalid type: boolean `true`, expected a key: a string, a number, or an array of those"
+        ],
+    );
+    check(
+        &doc(r#"{"key": ["x", [0, {"a": 1}]], "task": 1}"#),
+        expect![
+            "line 1, column 60: tasks[0]: invalid type: map, expected a key: a string, a number, or an array of those"
+        ],
+    );
+    check(
+        &doc(r#"{"key": 18446744073709551615, "task": 1}"#),
+        expect![
+            "line 1, column 69: tasks[0]: integer 18446744073709551615 does not fit in a signed 64-bit integer"
+        ],
+    );
+    // Nesting is fine.
+    let nested = doc(r#"{"key": ["shuffle", [0, 1]], "task": 1}"#);
+    assert_eq!(
+        json::from_slice(nested.as_bytes())
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .to_string(),
+        "('shuffle', (0, 1))"
+    );
+}
+
+#[test]
+fn terms_must_follow_the_term_syntax() {
+    check(
+        &doc(r#"{"key": "x", "task": [1, 2]}"#),
+        expect![[
+            r#"line 1, column 63: tasks[0] (key 'x'): a bare array is not a term: write a list as {"list": [TERM, ...]}"#
+        ]],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": {"call": "inc"}}"#),
+        expect![[
+            r#"line 1, column 77: tasks[0] (key 'x'): call of `inc` has no `args` (write "args": [] for none)"#
+        ]],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": {"ref": "y", "list": []}}"#),
+        expect![
+            "line 1, column 86: tasks[0] (key 'x'): a term object has exactly one of `ref`, `call` (with `args`) and `list`"
+        ],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": {"lambda": 1}}"#),
+        expect![[
+            r#"line 1, column 71: tasks[0] (key 'x'): unknown term field `lambda` (a term is {"ref": ...}, {"call": ..., "args": ...} or {"list": ...})"#
+        ]],
+    );
+    check(
+        &doc(r#"{"key": "x", "task": {"call": 3, "args": []}}"#),
+        expect![
+            "line 1, column 72: tasks[0] (key 'x'): invalid type: integer `3`, expected an op name"
+        ],
+    );
+}
+
+#[test]
+fn duplicate_keys_are_named() {
+    check(
+        &doc(r#"{"key": ["x", 0], "task": 1}, {"key": ["x", 0], "task": 2}"#),
+        expect!["line 1, column 100: tasks[1] (key ('x', 0)): duplicate key ('x', 0)"],
+    );
+}
+
+#[test]
+fn missing_references_name_both_keys() {
+    check(
+        &doc(
+            r#"{"key": "a", "task": 1}, {"key": "b", "task": {"call": "inc", "args": [{"ref": "nope"}]}}"#,
+        ),
+        expect!["tasks[1]: task 'b' refers to missing key 'nope'"],
+    );
+    check(
+        &doc(r#"{"key": "a", "deps": [["z", 1]]}"#),
+        expect!["tasks[0]: task 'a' refers to missing key ('z', 1)"],
+    );
+}
+
+#[test]
+fn cycles_name_their_keys() {
+    check(
+        &doc(
+            r#"{"key": "a", "task": {"ref": "c"}}, {"key": "b", "task": {"ref": "a"}},
+               {"key": "c", "task": {"call": "inc", "args": [{"ref": "b"}]}}"#,
+        ),
+        expect!["cycle: 'a' -> 'c' -> 'b' -> 'a' (each task depends on the next)"],
+    );
+}
+
+#[test]
+fn a_self_reference_is_not_a_dependency() {
+    let text = doc(r#"{"key": "a", "task": {"call": "f", "args": [{"ref": "a"}]}}"#);
+    let graph = json::from_slice(text.as_bytes()).unwrap();
+    assert_eq!(graph.topology().unwrap().edge_count(), 0);
+}
+
+#[test]
+fn read_path_names_the_file() {
+    let err = json::read_path("/nonexistent/graph.json").unwrap_err();
+    expect!["/nonexistent/graph.json: No such file or directory (os error 2)"]
+        .assert_eq(&err.to_string());
+
+    let dir = std::env::temp_dir().join(format!("graph-core-json-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.json");
+    std::fs::write(&path, doc(r#"{"key": "x"}"#)).unwrap();
+    let err = json::read_path(&path).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: line 1, column 53: tasks[0] (key 'x'): missing field `task`",
+            path.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn non_finite_floats_are_refused_when_writing() {
+    let graph = graph_core::TaskGraph::builder()
+        .task("ok", graph_core::Term::lit(1.5))
+        .task(("x", f64::INFINITY), graph_core::Term::lit(1))
+        .build()
+        .unwrap();
+    let err = json::to_string(&graph).unwrap_err();
+    expect!["task ('x', inf): cannot write the non-finite float inf as JSON"]
+        .assert_eq(&err.to_string());
+}
