@@ -1,1 +1,56 @@
-fn main() {}
+//! `taskgraph`: the toolkit's command line. Each subcommand lives in its own
+//! module with its clap arguments and a `run` function.
+
+mod demo;
+mod stats;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Task graphs: inspect, simplify, rewrite, order, place and run them.
+///
+/// Graphs are read as taskgraph-json/1 (plain or gzip; `-` reads standard
+/// input).
+#[derive(Debug, Parser)]
+#[command(name = "taskgraph", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Tasks, edges, roots, leaves, depth and the widest nodes of a graph.
+    Stats(stats::Args),
+    /// The toolkit's story on dask's word-count graph.
+    Demo(demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Stats(args) => stats::run(&args),
+        Command::Demo(args) => demo::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A reader that stops early (`taskgraph demo | head`) is not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("error: {err:#}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

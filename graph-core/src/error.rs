@@ -84,12 +84,12 @@ pub enum Error {
         problem: Problem,
     },
     /// A problem with one task of a file, found after reading it whole.
-    #[error("tasks[{index}]: {source}")]
+    #[error("tasks[{index}]: {error}")]
     AtTask {
         /// The task's position in the file's `tasks` array, from 0.
         index: usize,
         /// What is wrong with it.
-        source: Box<Error>,
+        error: Box<Error>,
     },
     /// A float that JSON cannot spell (NaN or an infinity), met when writing.
     #[error("task {key}: cannot write the non-finite float {value} as JSON")]
@@ -103,12 +103,12 @@ pub enum Error {
     #[error(transparent)]
     Io(#[from] io::Error),
     /// An error in a named input or output (a file, or `<stdin>`).
-    #[error("{origin}: {source}")]
+    #[error("{origin}: {error}")]
     In {
         /// The file's path, or `<stdin>` / `<stdout>`.
         origin: String,
         /// The error.
-        source: Box<Error>,
+        error: Box<Error>,
     },
 }
 

@@ -54,7 +54,7 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
     };
     let within = |source: Error| Error::In {
         origin: origin.clone(),
-        source: Box::new(source),
+        error: Box::new(source),
     };
     let bytes = bytes.map_err(|err| within(Error::Io(err)))?;
     from_slice(&bytes).map_err(within)
@@ -108,13 +108,13 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
     if path == Path::new("-") {
         let within = |source| Error::In {
             origin: "<stdout>".to_owned(),
-            source: Box::new(source),
+            error: Box::new(source),
         };
         return write(graph, io::stdout().lock()).map_err(within);
     }
     let within = |source| Error::In {
         origin: path.display().to_string(),
-        source: Box::new(source),
+        error: Box::new(source),
     };
     let file = File::create(path).map_err(|err| within(Error::Io(err)))?;
     let gzip = path.extension().is_some_and(|ext| ext == "gz");
@@ -345,7 +345,7 @@ fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
                 .index();
             Error::AtTask {
                 index,
-                source: Box::new(err),
+                error: Box::new(err),
             }
         }
         other => other,

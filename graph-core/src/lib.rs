@@ -14,11 +14,10 @@
 //!
 //! # Example
 //!
-//! The word-count graph of dask's optimization documentation, written to
-//! JSON, read back, and measured:
+//! Build a graph, write it as JSON, read it back, and measure it:
 //!
 //! ```
-#![doc = include_str!("../tests/word_count.rs")]
+#![doc = include_str!("../tests/crate_example.rs")]
 //! ```
 
 mod dag;

@@ -366,6 +366,49 @@ pub fn shuffle_split(m: usize, n: usize) -> TaskGraph {
     graph
 }
 
+/// The word-count graph of dask's optimization documentation: `words` (a
+/// text), `nwords = len(split(words))`, three words `val1..3` to look for,
+/// `count1..3 = count(words, valN)`, `format1..3` (a sentence of each count)
+/// and `print1..3`, which return their sentence.
+pub fn word_count() -> TaskGraph {
+    const FRUITS: [&str; 3] = ["orange", "apple", "pear"];
+    let mut graph = TaskGraph::new();
+    let mut add = |key: String, term| insert(&mut graph, Key::from(key), term);
+    add(
+        "words".into(),
+        Term::lit("apple orange apple pear orange pear pear"),
+    );
+    add(
+        "nwords".into(),
+        Term::call("len", [Term::call("split", [Term::key("words")])]),
+    );
+    for (n, fruit) in (1..).zip(FRUITS) {
+        add(format!("val{n}"), Term::lit(fruit));
+    }
+    for n in 1..=FRUITS.len() {
+        add(
+            format!("count{n}"),
+            Term::call("count", [Term::key("words"), Term::key(format!("val{n}"))]),
+        );
+    }
+    for n in 1..=FRUITS.len() {
+        let sentence = [
+            Term::lit("word list has {} occurrences of {}, out of {} words"),
+            Term::key(format!("count{n}")),
+            Term::key(format!("val{n}")),
+            Term::key("nwords"),
+        ];
+        add(format!("format{n}"), Term::call("format", sentence));
+    }
+    for n in 1..=FRUITS.len() {
+        add(
+            format!("print{n}"),
+            Term::call("identity", [Term::key(format!("format{n}"))]),
+        );
+    }
+    graph
+}
+
 /// The generator shapes, for tests and benchmarks that sweep all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {

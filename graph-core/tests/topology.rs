@@ -157,6 +157,23 @@ fn stats_of_known_shapes() {
 }
 
 #[test]
+fn stats_of_the_word_count_graph() {
+    let stats = GraphStats::of(testing::word_count().topology().unwrap());
+    assert_eq!(
+        stats,
+        GraphStats {
+            tasks: 14,
+            edges: 19,
+            roots: 4,
+            leaves: 3,
+            depth: 4,
+            max_in_degree: 3,
+            max_out_degree: 4
+        }
+    );
+}
+
+#[test]
 fn generators_hit_their_sizes() {
     for shape in Shape::ALL {
         for target in [100, 10_000] {

@@ -1,0 +1,45 @@
+//! `taskgraph demo`: the toolkit's story, step by step, on the word-count graph
+//! of dask's optimization documentation.
+
+use std::io::Write;
+
+use graph_core::{Body, GraphStats, TaskGraph, testing};
+
+/// Arguments of `taskgraph demo`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {}
+
+pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let graph = testing::word_count();
+    writeln!(
+        out,
+        "The word-count graph of dask's optimization docs, {} tasks:",
+        graph.len()
+    )?;
+    write_graph(&mut out, &graph)?;
+    writeln!(out)?;
+    writeln!(out, "Its shape:")?;
+    crate::stats::write_table(&mut out, &GraphStats::of(graph.topology()?))?;
+    Ok(())
+}
+
+/// Writes each task as `key = term`, one per line.
+pub(crate) fn write_graph(out: &mut impl Write, graph: &TaskGraph) -> std::io::Result<()> {
+    let width = graph
+        .keys()
+        .map(|key| key.python_str().len())
+        .max()
+        .unwrap_or(0);
+    for (key, task) in graph.iter() {
+        let key = key.python_str();
+        match &task.body {
+            Body::Term(term) => writeln!(out, "  {key:<width$} = {term}")?,
+            Body::Opaque(deps) => {
+                let deps: Vec<String> = deps.iter().map(|dep| dep.python_str()).collect();
+                writeln!(out, "  {key:<width$} = <opaque>({})", deps.join(", "))?;
+            }
+        }
+    }
+    Ok(())
+}
