@@ -1,0 +1,135 @@
+//! Tidy checks of the whole workspace, run by `cargo test`: the architecture's
+//! dependency rule, and a `//!` line at the top of every Rust file.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The crates that may depend only on `graph-core` among the siblings.
+const LEAVES: [&str; 6] = [
+    "graph-order",
+    "graph-optimize",
+    "graph-rewrite",
+    "graph-exec",
+    "graph-assign",
+    "graph-distributed",
+];
+
+/// The `graph-*` names under `[dependencies]` (not dev- or build-) of a manifest.
+fn sibling_dependencies(manifest: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut found = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_owned();
+            continue;
+        }
+        let is_dependencies = section == "[dependencies]"
+            || section.starts_with("[target.") && section.ends_with(".dependencies]");
+        if is_dependencies && line.starts_with("graph-") {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or(line);
+            found.push(name.to_owned());
+        }
+        if let Some(name) = section
+            .strip_prefix("[dependencies.")
+            .and_then(|s| s.strip_suffix(']'))
+        {
+            if name.starts_with("graph-") && !found.iter().any(|f| f == name) {
+                found.push(name.to_owned());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn graph_core_and_leaf_crates_depend_on_no_sibling_but_core() {
+    for krate in std::iter::once("graph-core").chain(LEAVES) {
+        let path = root().join(krate).join("Cargo.toml");
+        let Ok(manifest) = fs::read_to_string(&path) else {
+            continue; // Not created yet (graph-distributed).
+        };
+        let allowed: &[&str] = if krate == "graph-core" {
+            &[]
+        } else {
+            &["graph-core"]
+        };
+        for dep in sibling_dependencies(&manifest) {
+            assert!(
+                allowed.contains(&dep.as_str()),
+                "{krate} depends on {dep}: leaf crates talk through graph-core's types only \
+                 (a sibling may be a dev-dependency)"
+            );
+        }
+    }
+}
+
+#[test]
+fn sibling_rule_reads_manifests_right() {
+    let manifest = "[dependencies]\ngraph-core.workspace = true\ngraph-order = { path = \"x\" }\n\
+                    [dev-dependencies]\ngraph-exec.workspace = true\n[dependencies.graph-assign]\npath = \"y\"\n";
+    assert_eq!(
+        sibling_dependencies(manifest),
+        ["graph-core", "graph-order", "graph-assign"]
+    );
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || name == "target" || name == "corpus" || name == "artifacts" {
+            continue;
+        }
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_rust_file_opens_with_a_module_doc_line() {
+    let mut files = Vec::new();
+    rust_files(&root(), &mut files);
+    assert!(files.len() > 10, "found only {} Rust files", files.len());
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|path| {
+            let text = fs::read_to_string(path).unwrap_or_default();
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|path| path.strip_prefix(root()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a `//!` line saying what they hold: {missing:?}"
+    );
+}
+
+#[test]
+fn readme_opens_with_the_two_commands() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let demo = readme.find("cargo run --release -p graph-cli -- demo");
+    let test = readme.find("cargo test --workspace");
+    assert!(
+        demo.is_some() && test.is_some(),
+        "README.md must give both commands"
+    );
+    let first_section = readme.find("\n## ").unwrap_or(readme.len());
+    assert!(
+        demo.unwrap() < first_section && test.unwrap() < first_section,
+        "the commands come first"
+    );
+}
