@@ -251,7 +251,9 @@ impl TaskGraph {
         let tasks = self.tasks.as_slice();
         let n_tasks = tasks.len();
         // Each chunk resolves its tasks' references into (row lengths, targets).
-        let chunks: Vec<Result<(Vec<u32>, Vec<u32>), Error>> = (0..n_tasks.div_ceil(CHUNK))
+        // Per chunk of tasks: the number of references of each, and their targets.
+        type Rows = (Vec<u32>, Vec<u32>);
+        let chunks: Vec<Result<Rows, Error>> = (0..n_tasks.div_ceil(CHUNK))
             .into_par_iter()
             .map(|chunk| {
                 let start = chunk * CHUNK;

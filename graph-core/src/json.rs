@@ -102,7 +102,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
 ///
 /// # Errors
 ///
-/// As [`write`], wrapped in [`Error::In`] so that it names the file.
+/// As [`write()`], wrapped in [`Error::In`] so that it names the file.
 pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error> {
     let path = path.as_ref();
     if path == Path::new("-") {
@@ -171,7 +171,7 @@ pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
 ///
 /// # Errors
 ///
-/// [`Error::NonFiniteFloat`], as [`write`].
+/// [`Error::NonFiniteFloat`], as [`write()`].
 pub fn to_string(graph: &TaskGraph) -> Result<String, Error> {
     let mut bytes = Vec::new();
     write(graph, &mut bytes)?;

@@ -26,10 +26,17 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// A CI step: its name, cargo's arguments, and extra environment variables.
+type Step = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
 /// The checks of CI, in order, stopping at the first that fails.
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
-    let steps: [(&str, &[&str], &[(&str, &str)]); 4] = [
+    let steps: [Step; 4] = [
         ("formatting", &["fmt", "--all", "--check"], &[]),
         (
             "lints",
