@@ -62,7 +62,7 @@ pub enum Error {
         count: usize,
     },
     /// Text that is not JSON at all, or ends early.
-    #[error("line {line}, column {column}: {message}")]
+    #[error("line {line}, column {column}: invalid JSON: {message}")]
     Syntax {
         /// 1-based line of the problem.
         line: usize,

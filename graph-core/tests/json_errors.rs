@@ -19,16 +19,19 @@ fn doc(tasks: &str) -> String {
 fn malformed_json_names_line_and_column() {
     check(
         "{\"format\": \"taskgraph-json/1\",\n \"tasks\": [\n {\"key\": \"x\" \"task\": 1}]}",
-        expect!["line 3, column 14: expected `,` or `}`"],
+        expect!["line 3, column 14: invalid JSON: expected `,` or `}`"],
     );
-    check("", expect!["line 1, column 0: EOF while parsing a value"]);
+    check(
+        "",
+        expect!["line 1, column 0: invalid JSON: EOF while parsing a value"],
+    );
     check(
         &doc(r#"{"key": "x", "task": 1}"#).replace("]}", "]"),
-        expect!["line 1, column 65: EOF while parsing an object"],
+        expect!["line 1, column 65: invalid JSON: EOF while parsing an object"],
     );
     check(
         &format!("{} trailing", doc("")),
-        expect!["line 1, column 45: trailing characters"],
+        expect!["line 1, column 45: invalid JSON: trailing characters"],
     );
 }
 
