@@ -512,7 +512,7 @@ impl<'de> Visitor<'de> for TaskSeed<'_> {
                     if key.is_some() {
                         return Err(repeated("key"));
                     }
-                    let parsed: Key = map.next_value()?;
+                    let parsed = map.next_value_seed(KeySeed { context })?;
                     if let Some(at) = context.at.borrow_mut().as_mut() {
                         at.key = Some(parsed.clone());
                     }
@@ -528,7 +528,7 @@ impl<'de> Visitor<'de> for TaskSeed<'_> {
                     if deps.is_some() {
                         return Err(repeated("deps"));
                     }
-                    deps = Some(map.next_value::<Vec<Key>>()?);
+                    deps = Some(map.next_value_seed(KeysSeed { context })?);
                 }
                 TaskField::Size => {
                     if size.is_some() {
@@ -608,6 +608,83 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
+/// Reads a key, sharing the strings in it through the context's interner.
+#[derive(Clone, Copy)]
+struct KeySeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        KeyVisitor.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+        Ok(Key::Str(self.context.ops.borrow_mut().intern_str(s)))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Key, E> {
+        KeyVisitor.visit_i64(i)
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Key, E> {
+        KeyVisitor.visit_u64(u)
+    }
+
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<Key, E> {
+        KeyVisitor.visit_f64(x)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Key, A::Error> {
+        let mut parts = Vec::with_capacity(4);
+        while let Some(part) = seq.next_element_seed(self)? {
+            parts.push(part);
+        }
+        Ok(Key::from(parts))
+    }
+}
+
+/// Reads an array of keys.
+struct KeysSeed<'c> {
+    context: &'c Context,
+}
+
+impl<'de> DeserializeSeed<'de> for KeysSeed<'_> {
+    type Value = Vec<Key>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Key>, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeysSeed<'_> {
+    type Value = Vec<Key>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of keys")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Key>, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = seq.next_element_seed(KeySeed {
+            context: self.context,
+        })? {
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+}
+
 fn out_of_range<E: de::Error>(u: u64) -> E {
     E::custom(format_args!(
         "integer {u} does not fit in a signed 64-bit integer"
@@ -672,7 +749,9 @@ impl<'de> Visitor<'de> for TermSeed<'_> {
         let (mut reference, mut op, mut args, mut list) = (None, None, None, None);
         while let Some(field) = map.next_key::<TermField>()? {
             match field {
-                TermField::Ref if reference.is_none() => reference = Some(map.next_value::<Key>()?),
+                TermField::Ref if reference.is_none() => {
+                    reference = Some(map.next_value_seed(KeySeed { context })?);
+                }
                 TermField::Call if op.is_none() => {
                     op = Some(map.next_value_seed(OpSeed { context })?);
                 }

@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// The name of a task: a string, an integer, a float, or a tuple of those,
 /// tuples nesting (`'x'`, `3`, `('x', 0, 1)`, `('shuffle', (0, 1))`).
@@ -33,8 +34,9 @@ use std::hash::{Hash, Hasher};
 /// ```
 #[derive(Clone, Debug)]
 pub enum Key {
-    /// A string key, such as `'x'`.
-    Str(Box<str>),
+    /// A string key, such as `'x'`. Shared, since a graph's keys repeat a
+    /// few names (`('x', 0, 0)`, `('x', 0, 1)`, ...) many times.
+    Str(Arc<str>),
     /// An integer key.
     Int(i64),
     /// A float key. Equality follows Python's: `-0.0 == 0.0`.
@@ -277,7 +279,13 @@ impl From<&str> for Key {
 
 impl From<String> for Key {
     fn from(s: String) -> Key {
-        Key::Str(s.into_boxed_str())
+        Key::Str(s.into())
+    }
+}
+
+impl From<Arc<str>> for Key {
+    fn from(s: Arc<str>) -> Key {
+        Key::Str(s)
     }
 }
 

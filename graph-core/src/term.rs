@@ -5,7 +5,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
 use crate::{Key, Value};
 
@@ -67,21 +67,27 @@ impl From<&str> for Op {
     }
 }
 
-/// Hands out one shared [`Op`] per distinct name.
+/// Hands out one shared string per distinct text: op names, and the names in
+/// keys. A reader of a million tasks named `('x', i, j)` holds one `"x"`.
 #[derive(Debug, Default)]
 pub struct OpInterner {
-    ops: FxHashMap<Box<str>, Op>,
+    strings: FxHashSet<Arc<str>>,
 }
 
 impl OpInterner {
     /// The op named `name`, shared with every earlier op of that name.
     pub fn intern(&mut self, name: &str) -> Op {
-        if let Some(op) = self.ops.get(name) {
-            return op.clone();
+        Op(self.intern_str(name))
+    }
+
+    /// The shared copy of `text`.
+    pub fn intern_str(&mut self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.strings.get(text) {
+            return shared.clone();
         }
-        let op = Op::new(name);
-        self.ops.insert(name.into(), op.clone());
-        op
+        let shared: Arc<str> = text.into();
+        self.strings.insert(shared.clone());
+        shared
     }
 }
 
