@@ -1,4 +1,37 @@
 //! Running task graphs on one machine, in the manner of dask's local
-//! schedulers: a sequential executor that serves as the oracle, and a parallel
-//! executor that follows a static order and frees every intermediate result as
-//! soon as its last dependent has run.
+//! schedulers.
+//!
+//! - [`OpRegistry`] maps a graph's op names to functions over a value type of
+//!   the user's ([`TaskValue`]); [`OpRegistry::builtins`] is a ready-made
+//!   library over [`Dynamic`] values.
+//! - [`execute_sequential`] is the oracle: one task at a time, obviously right.
+//! - [`LocalExecutor`] runs on all cores in the priority order of a static
+//!   ordering, frees every intermediate result as soon as its last dependent has
+//!   run, stops at the first failure, and reports [`Stats`].
+//!
+//! Only the tasks the requested keys need are run, and results come back in
+//! the shape of the request ([`Request`], [`Output`]), as `dask.get` returns
+//! them.
+//!
+//! # Example
+//!
+//! ```
+#![doc = include_str!("../tests/crate_example.rs")]
+//! ```
+
+mod builtins;
+mod error;
+mod local;
+mod plan;
+mod registry;
+mod request;
+mod sequential;
+mod value;
+
+pub use error::{Error, OpError};
+pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
+pub use plan::{OpTime, Stats};
+pub use registry::{OpFn, OpRegistry};
+pub use request::{Output, Request};
+pub use sequential::{Run, execute_sequential};
+pub use value::{Dynamic, TaskValue};

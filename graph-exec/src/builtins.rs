@@ -1,0 +1,341 @@
+//! The built-in op library over `Dynamic`: numbers, lists and strings, with
+//! Python's meaning for each name.
+
+use std::sync::Arc;
+
+use crate::{Dynamic, OpError, OpRegistry};
+
+type Result<T> = std::result::Result<T, OpError>;
+
+fn fail<T>(message: impl Into<String>) -> Result<T> {
+    Err(message.into().into())
+}
+
+fn arity(name: &str, args: &[Dynamic], n: usize) -> Result<()> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        fail(format!(
+            "{name}() takes {n} argument{}, got {}",
+            if n == 1 { "" } else { "s" },
+            args.len()
+        ))
+    }
+}
+
+/// Two numbers, as integers when both are, else as floats.
+enum Pair {
+    Ints(i64, i64),
+    Floats(f64, f64),
+}
+
+fn number(x: &Dynamic) -> Option<f64> {
+    match x {
+        Dynamic::Int(i) => Some(*i as f64),
+        Dynamic::Float(f) => Some(*f),
+        Dynamic::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+}
+
+fn pair(op: &str, a: &Dynamic, b: &Dynamic) -> Result<Pair> {
+    match (a, b) {
+        (Dynamic::Int(x), Dynamic::Int(y)) => Ok(Pair::Ints(*x, *y)),
+        _ => match (number(a), number(b)) {
+            (Some(x), Some(y)) => Ok(Pair::Floats(x, y)),
+            _ => fail(format!(
+                "unsupported operand types for {op}: '{}' and '{}'",
+                a.type_name(),
+                b.type_name()
+            )),
+        },
+    }
+}
+
+fn overflow() -> OpError {
+    "integer overflow".into()
+}
+
+fn add2(a: &Dynamic, b: &Dynamic) -> Result<Dynamic> {
+    match (a, b) {
+        (Dynamic::Str(x), Dynamic::Str(y)) => Ok(Dynamic::Str(format!("{x}{y}").into())),
+        (Dynamic::List(x), Dynamic::List(y)) => {
+            Ok(Dynamic::List(x.iter().chain(y.iter()).cloned().collect()))
+        }
+        _ => match pair("+", a, b)? {
+            Pair::Ints(x, y) => x.checked_add(y).map(Dynamic::Int).ok_or_else(overflow),
+            Pair::Floats(x, y) => Ok(Dynamic::Float(x + y)),
+        },
+    }
+}
+
+fn sub2(a: &Dynamic, b: &Dynamic) -> Result<Dynamic> {
+    match pair("-", a, b)? {
+        Pair::Ints(x, y) => x.checked_sub(y).map(Dynamic::Int).ok_or_else(overflow),
+        Pair::Floats(x, y) => Ok(Dynamic::Float(x - y)),
+    }
+}
+
+fn mul2(a: &Dynamic, b: &Dynamic) -> Result<Dynamic> {
+    match pair("*", a, b)? {
+        Pair::Ints(x, y) => x.checked_mul(y).map(Dynamic::Int).ok_or_else(overflow),
+        Pair::Floats(x, y) => Ok(Dynamic::Float(x * y)),
+    }
+}
+
+fn div2(a: &Dynamic, b: &Dynamic) -> Result<Dynamic> {
+    let (x, y) = match pair("/", a, b)? {
+        Pair::Ints(x, y) => (x as f64, y as f64),
+        Pair::Floats(x, y) => (x, y),
+    };
+    if y == 0.0 {
+        return fail("division by zero");
+    }
+    Ok(Dynamic::Float(x / y))
+}
+
+/// The items an aggregate works on: the one list argument, or the arguments.
+fn items<'a>(name: &str, args: &'a [Dynamic]) -> Result<&'a [Dynamic]> {
+    match args {
+        [Dynamic::List(items)] => Ok(items),
+        [single] => fail(format!(
+            "'{}' object is not iterable (in {name})",
+            single.type_name()
+        )),
+        many => Ok(many),
+    }
+}
+
+fn compare(a: &Dynamic, b: &Dynamic) -> Result<std::cmp::Ordering> {
+    match (a, b) {
+        (Dynamic::Str(x), Dynamic::Str(y)) => Ok(x.cmp(y)),
+        (Dynamic::Int(x), Dynamic::Int(y)) => Ok(x.cmp(y)),
+        _ => match (number(a), number(b)) {
+            (Some(x), Some(y)) => x.partial_cmp(&y).ok_or_else(|| "cannot order NaN".into()),
+            _ => fail(format!(
+                "'<' not supported between instances of '{}' and '{}'",
+                a.type_name(),
+                b.type_name()
+            )),
+        },
+    }
+}
+
+fn extreme(name: &str, args: &[Dynamic], keep: std::cmp::Ordering) -> Result<Dynamic> {
+    let items = items(name, args)?;
+    let Some(mut best) = items.first() else {
+        return fail(format!("{name}() arg is an empty sequence"));
+    };
+    for item in &items[1..] {
+        if compare(item, best)? == keep {
+            best = item;
+        }
+    }
+    Ok(best.clone())
+}
+
+fn float_of(name: &str, x: &Dynamic) -> Result<f64> {
+    number(x)
+        .ok_or_else(|| format!("must be real number, not {} (in {name})", x.type_name()).into())
+}
+
+fn text<'a>(name: &str, x: &'a Dynamic) -> Result<&'a str> {
+    match x {
+        Dynamic::Str(s) => Ok(s),
+        other => fail(format!("{name}() needs a str, not '{}'", other.type_name())),
+    }
+}
+
+fn index(len: usize, i: i64) -> Option<usize> {
+    let i = if i < 0 { i + len as i64 } else { i };
+    usize::try_from(i).ok().filter(|&i| i < len)
+}
+
+impl OpRegistry<Dynamic> {
+    /// The built-in ops, each with its Python meaning:
+    ///
+    /// | op | meaning |
+    /// |---|---|
+    /// | `inc`, `dec`, `neg` | `x + 1`, `x - 1`, `-x` |
+    /// | `add`, `sub`, `mul`, `div` | `a + b` (also strings and lists), `a - b`, `a * b`, `a / b` (true division) |
+    /// | `exp`, `log` | `math.exp(x)`, `math.log(x)` |
+    /// | `sum`, `max`, `min` | over one list argument, or over all arguments |
+    /// | `list`, `len`, `getitem`, `concat` | `[args...]`, `len(x)`, `x[i]` (negative indices too), lists joined |
+    /// | `split`, `count`, `format`, `upper` | `s.split()` or `s.split(sep)`, `s.count(sub)` (or `list.count(x)`), `'{}'`-placeholders filled in order, `s.upper()` |
+    /// | `identity` | its one argument |
+    ///
+    /// Integer arithmetic that overflows 64 bits is an error, as is division
+    /// by zero or the log of a non-positive number.
+    pub fn builtins() -> Self {
+        let mut r = OpRegistry::new();
+        r.register("identity", |a| {
+            arity("identity", a, 1)?;
+            Ok(a[0].clone())
+        });
+        r.register("inc", |a| {
+            arity("inc", a, 1)?;
+            add2(&a[0], &Dynamic::Int(1))
+        });
+        r.register("dec", |a| {
+            arity("dec", a, 1)?;
+            sub2(&a[0], &Dynamic::Int(1))
+        });
+        r.register("neg", |a| {
+            arity("neg", a, 1)?;
+            match &a[0] {
+                Dynamic::Int(i) => i.checked_neg().map(Dynamic::Int).ok_or_else(overflow),
+                other => Ok(Dynamic::Float(-float_of("neg", other)?)),
+            }
+        });
+        r.register("add", |a| {
+            arity("add", a, 2)?;
+            add2(&a[0], &a[1])
+        });
+        r.register("sub", |a| {
+            arity("sub", a, 2)?;
+            sub2(&a[0], &a[1])
+        });
+        r.register("mul", |a| {
+            arity("mul", a, 2)?;
+            mul2(&a[0], &a[1])
+        });
+        r.register("div", |a| {
+            arity("div", a, 2)?;
+            div2(&a[0], &a[1])
+        });
+        r.register("exp", |a| {
+            arity("exp", a, 1)?;
+            Ok(Dynamic::Float(float_of("exp", &a[0])?.exp()))
+        });
+        r.register("log", |a| {
+            arity("log", a, 1)?;
+            let x = float_of("log", &a[0])?;
+            if x <= 0.0 {
+                return fail("math domain error");
+            }
+            Ok(Dynamic::Float(x.ln()))
+        });
+        r.register("sum", |a| {
+            items("sum", a)?
+                .iter()
+                .try_fold(Dynamic::Int(0), |acc, x| add2(&acc, x))
+        });
+        r.register("max", |a| extreme("max", a, std::cmp::Ordering::Greater));
+        r.register("min", |a| extreme("min", a, std::cmp::Ordering::Less));
+        r.register("list", |a| Ok(Dynamic::List(a.into())));
+        r.register("len", |a| {
+            arity("len", a, 1)?;
+            match &a[0] {
+                Dynamic::List(items) => Ok(Dynamic::Int(items.len() as i64)),
+                Dynamic::Str(s) => Ok(Dynamic::Int(s.chars().count() as i64)),
+                other => fail(format!(
+                    "object of type '{}' has no len()",
+                    other.type_name()
+                )),
+            }
+        });
+        r.register("getitem", |a| {
+            arity("getitem", a, 2)?;
+            let Dynamic::Int(i) = a[1] else {
+                return fail(format!(
+                    "indices must be integers, not {}",
+                    a[1].type_name()
+                ));
+            };
+            match &a[0] {
+                Dynamic::List(items) => index(items.len(), i)
+                    .map(|i| items[i].clone())
+                    .ok_or_else(|| "list index out of range".into()),
+                Dynamic::Str(s) => {
+                    let chars: Vec<char> = s.chars().collect();
+                    index(chars.len(), i)
+                        .map(|i| Dynamic::Str(chars[i].to_string().into()))
+                        .ok_or_else(|| "string index out of range".into())
+                }
+                other => fail(format!(
+                    "'{}' object is not subscriptable",
+                    other.type_name()
+                )),
+            }
+        });
+        r.register("concat", |a| {
+            let mut out = Vec::new();
+            for part in items("concat", a)? {
+                match part {
+                    Dynamic::List(items) => out.extend(items.iter().cloned()),
+                    other => {
+                        return fail(format!(
+                            "can only concatenate lists, not '{}'",
+                            other.type_name()
+                        ));
+                    }
+                }
+            }
+            Ok(Dynamic::List(out.into()))
+        });
+        r.register("split", |a| {
+            let words: Vec<Dynamic> = match a {
+                [s] => text("split", s)?
+                    .split_whitespace()
+                    .map(Dynamic::from)
+                    .collect(),
+                [s, sep] => {
+                    let sep = text("split", sep)?;
+                    if sep.is_empty() {
+                        return fail("empty separator");
+                    }
+                    text("split", s)?.split(sep).map(Dynamic::from).collect()
+                }
+                _ => return fail(format!("split() takes 1 or 2 arguments, got {}", a.len())),
+            };
+            Ok(Dynamic::List(words.into()))
+        });
+        r.register("count", |a| {
+            arity("count", a, 2)?;
+            match (&a[0], &a[1]) {
+                (Dynamic::Str(s), Dynamic::Str(sub)) if sub.is_empty() => {
+                    Ok(Dynamic::Int(s.chars().count() as i64 + 1))
+                }
+                (Dynamic::Str(s), Dynamic::Str(sub)) => {
+                    Ok(Dynamic::Int(s.matches(&**sub).count() as i64))
+                }
+                (Dynamic::List(items), x) => Ok(Dynamic::Int(
+                    items.iter().filter(|item| *item == x).count() as i64,
+                )),
+                (s, sub) => fail(format!(
+                    "count() of '{}' in '{}'",
+                    sub.type_name(),
+                    s.type_name()
+                )),
+            }
+        });
+        r.register("format", |a| {
+            let Some((template, args)) = a.split_first() else {
+                return fail("format() needs a template");
+            };
+            let template = text("format", template)?;
+            let mut out = String::with_capacity(template.len());
+            let mut pieces = template.split("{}");
+            out.push_str(pieces.next().unwrap_or(""));
+            for (used, piece) in pieces.enumerate() {
+                let Some(arg) = args.get(used) else {
+                    return fail(format!(
+                        "format(): the template has more {{}} than the {} arguments",
+                        args.len()
+                    ));
+                };
+                match arg {
+                    Dynamic::Str(s) => out.push_str(s),
+                    other => out.push_str(&other.to_string()),
+                }
+                out.push_str(piece);
+            }
+            Ok(Dynamic::Str(Arc::from(out)))
+        });
+        r.register("upper", |a| {
+            arity("upper", a, 1)?;
+            Ok(Dynamic::Str(text("upper", &a[0])?.to_uppercase().into()))
+        });
+        r
+    }
+}

@@ -1,0 +1,101 @@
+//! The error type of `graph-exec`.
+
+use std::fmt;
+
+use graph_core::Key;
+
+/// An error returned by an op: any error type, boxed.
+pub type OpError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Everything that can stop a run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The graph itself is invalid (a missing key or a cycle).
+    #[error(transparent)]
+    Graph(#[from] graph_core::Error),
+    /// A requested key is not in the graph.
+    #[error("requested key {key} is not in the graph")]
+    UnknownKey {
+        /// The key.
+        key: Key,
+    },
+    /// The graph calls ops that the registry does not have; nothing was run.
+    #[error("unknown ops: {}", MissingOps(missing))]
+    MissingOps {
+        /// Each missing op with a task that calls it.
+        missing: Vec<(String, Key)>,
+    },
+    /// A task whose body is opaque was needed: it cannot be run.
+    #[error("task {key} is opaque (it has only `deps`) and cannot be run")]
+    Opaque {
+        /// The task.
+        key: Key,
+    },
+    /// A literal that the value type does not accept.
+    #[error("task {key}: literal {literal} cannot be converted: {message}")]
+    Literal {
+        /// The task.
+        key: Key,
+        /// The literal, in Python's spelling.
+        literal: String,
+        /// Why not.
+        message: String,
+    },
+    /// A task failed: its op returned an error or panicked.
+    #[error("task {key} failed in op `{op}`: {message}")]
+    Task {
+        /// The failing task.
+        key: Key,
+        /// The op that failed.
+        op: String,
+        /// The op's error message, or the panic message.
+        message: String,
+        /// Whether the op panicked rather than returning an error.
+        panicked: bool,
+    },
+    /// The scheduling topology let a task start before one of its inputs was
+    /// computed.
+    #[error(
+        "task {key} was scheduled before its input {input} was computed: the scheduling topology does not cover the graph's dependencies"
+    )]
+    Unscheduled {
+        /// The task.
+        key: Key,
+        /// The input that was not ready.
+        input: Key,
+    },
+    /// A scheduling topology that does not fit the graph.
+    #[error("the scheduling topology has {nodes} nodes, fewer than the graph's {tasks} tasks")]
+    TopologyTooSmall {
+        /// Nodes of the scheduling topology.
+        nodes: usize,
+        /// Tasks of the graph.
+        tasks: usize,
+    },
+    /// Priorities of the wrong length.
+    #[error("{got} priorities given for {expected} nodes")]
+    PriorityCount {
+        /// How many were given.
+        got: usize,
+        /// How many nodes there are.
+        expected: usize,
+    },
+    /// The run was cancelled through its [`CancelHandle`](crate::CancelHandle).
+    #[error("the run was cancelled")]
+    Cancelled,
+}
+
+struct MissingOps<'a>(&'a [(String, Key)]);
+
+impl fmt::Display for MissingOps<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (op, key)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "`{op}` (called by task {key})")?;
+        }
+        Ok(())
+    }
+}

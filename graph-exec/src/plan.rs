@@ -1,0 +1,386 @@
+//! `Plan`: a graph prepared for running: culled to what the request needs,
+//! terms compiled with their ops resolved, and the counts that drive release.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use graph_core::{Body, Dag, Key, NodeId, TaskGraph, Term, Topology};
+use rustc_hash::FxHashMap;
+
+use crate::{Error, OpFn, OpRegistry, Output, Request, TaskValue};
+
+/// A term with its references resolved to nodes and its ops to indices.
+pub(crate) enum Expr<T> {
+    Lit(T),
+    Input(NodeId),
+    Call { op: u32, args: Box<[Expr<T>]> },
+    List(Box<[Expr<T>]>),
+}
+
+/// Why evaluating a task failed, before it is given the task's key.
+pub(crate) enum Failure {
+    Op {
+        op: u32,
+        message: String,
+        panicked: bool,
+    },
+    Unscheduled {
+        input: NodeId,
+    },
+}
+
+/// Time spent in one op over a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpTime {
+    /// The op's name.
+    pub op: String,
+    /// How many times it was called (nested calls included).
+    pub calls: u64,
+    /// Total time in it.
+    pub total: Duration,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Tasks run (barrier nodes not counted).
+    pub tasks_run: usize,
+    /// The most intermediate results held at once, counted as dask's
+    /// `diagnostics` counts memory pressure: a result is held from when its
+    /// task finishes until its last dependent has run, and a result that no
+    /// task needs (a requested key) is not counted.
+    pub peak_held: usize,
+    /// Time per op, by name.
+    pub op_times: Vec<OpTime>,
+}
+
+/// A graph prepared for one request.
+pub(crate) struct Plan<'g, T> {
+    pub(crate) graph: &'g TaskGraph,
+    pub(crate) topology: &'g Topology,
+    pub(crate) exprs: Vec<Option<Expr<T>>>,
+    pub(crate) ops: Vec<(Arc<str>, Arc<OpFn<T>>)>,
+    /// The distinct requested nodes.
+    pub(crate) outputs: Vec<NodeId>,
+    pub(crate) is_output: Vec<bool>,
+    /// Per node: how many needed tasks use its result.
+    pub(crate) data_dependents: Vec<u32>,
+    pub(crate) n_needed: usize,
+}
+
+impl<'g, T: TaskValue> Plan<'g, T> {
+    /// Culls, compiles and checks: every op exists, no needed task is opaque,
+    /// every literal converts.
+    pub(crate) fn new(
+        graph: &'g TaskGraph,
+        registry: &OpRegistry<T>,
+        request: &Request,
+    ) -> Result<Plan<'g, T>, Error> {
+        let topology = graph.topology()?;
+        let n_nodes = graph.len();
+        let mut is_output = vec![false; n_nodes];
+        let mut outputs = Vec::new();
+        for key in request.keys() {
+            let node = graph
+                .node_id(key)
+                .ok_or_else(|| Error::UnknownKey { key: key.clone() })?;
+            if !is_output[node.index()] {
+                is_output[node.index()] = true;
+                outputs.push(node);
+            }
+        }
+
+        // Cull: everything the outputs need, and nothing else.
+        let mut needed = vec![false; n_nodes];
+        let mut stack = outputs.clone();
+        for node in &outputs {
+            needed[node.index()] = true;
+        }
+        while let Some(node) = stack.pop() {
+            for &dep in topology.dependencies(node) {
+                if !needed[dep.index()] {
+                    needed[dep.index()] = true;
+                    stack.push(dep);
+                }
+            }
+        }
+
+        let mut compiler = Compiler {
+            graph,
+            registry,
+            op_index: FxHashMap::default(),
+            ops: Vec::new(),
+            missing: Vec::new(),
+        };
+        let mut exprs = Vec::with_capacity(n_nodes);
+        let mut data_dependents = vec![0_u32; n_nodes];
+        let mut n_needed = 0;
+        for node in graph_ids(n_nodes) {
+            if !needed[node.index()] {
+                exprs.push(None);
+                continue;
+            }
+            n_needed += 1;
+            for &dep in topology.dependencies(node) {
+                data_dependents[dep.index()] += 1;
+            }
+            let key = graph.key(node);
+            let expr = match &graph.task(node).body {
+                Body::Term(term) => compiler.compile(key, term)?,
+                Body::Opaque(_) => return Err(Error::Opaque { key: key.clone() }),
+            };
+            exprs.push(Some(expr));
+        }
+        if !compiler.missing.is_empty() {
+            return Err(Error::MissingOps {
+                missing: compiler.missing,
+            });
+        }
+        Ok(Plan {
+            graph,
+            topology,
+            exprs,
+            ops: compiler.ops,
+            outputs,
+            is_output,
+            data_dependents,
+            n_needed,
+        })
+    }
+
+    /// The needed tasks in a depth-first post-order from the outputs, taken in
+    /// request order: the default order of both executors.
+    pub(crate) fn post_order(&self) -> Vec<NodeId> {
+        let n_nodes = self.exprs.len();
+        let mut sequence = Vec::with_capacity(self.n_needed);
+        let mut visited = vec![false; n_nodes];
+        // (node, index of the next dependency to visit)
+        let mut stack: Vec<(NodeId, usize)> = Vec::new();
+        for &root in &self.outputs {
+            if visited[root.index()] {
+                continue;
+            }
+            visited[root.index()] = true;
+            stack.push((root, 0));
+            while let Some((node, i)) = stack.last_mut() {
+                let deps = self.topology.dependencies(*node);
+                if let Some(&dep) = deps.get(*i) {
+                    *i += 1;
+                    if !visited[dep.index()] {
+                        visited[dep.index()] = true;
+                        stack.push((dep, 0));
+                    }
+                } else {
+                    sequence.push(*node);
+                    stack.pop();
+                }
+            }
+        }
+        sequence
+    }
+
+    /// Evaluates one task. `fetch` gives the result of an input, if computed.
+    pub(crate) fn eval(
+        &self,
+        node: NodeId,
+        fetch: &mut impl FnMut(NodeId) -> Option<T>,
+        stack: &mut Vec<T>,
+        times: &mut [OpTime],
+    ) -> Result<T, Failure> {
+        stack.clear();
+        let expr = self.exprs[node.index()]
+            .as_ref()
+            .expect("only needed tasks are evaluated");
+        self.eval_expr(expr, fetch, stack, times)
+    }
+
+    fn eval_expr(
+        &self,
+        expr: &Expr<T>,
+        fetch: &mut impl FnMut(NodeId) -> Option<T>,
+        stack: &mut Vec<T>,
+        times: &mut [OpTime],
+    ) -> Result<T, Failure> {
+        match expr {
+            Expr::Lit(value) => Ok(value.clone()),
+            Expr::Input(node) => fetch(*node).ok_or(Failure::Unscheduled { input: *node }),
+            Expr::Call { op, args } => {
+                let base = stack.len();
+                for arg in args.iter() {
+                    let value = self.eval_expr(arg, fetch, stack, times)?;
+                    stack.push(value);
+                }
+                let function = &self.ops[*op as usize].1;
+                let started = Instant::now();
+                let result = catch_unwind(AssertUnwindSafe(|| function(&stack[base..])));
+                let time = &mut times[*op as usize];
+                time.calls += 1;
+                time.total += started.elapsed();
+                stack.truncate(base);
+                match result {
+                    Ok(Ok(value)) => Ok(value),
+                    Ok(Err(err)) => Err(Failure::Op {
+                        op: *op,
+                        message: err.to_string(),
+                        panicked: false,
+                    }),
+                    Err(payload) => Err(Failure::Op {
+                        op: *op,
+                        message: panic_message(&*payload),
+                        panicked: true,
+                    }),
+                }
+            }
+            Expr::List(items) => {
+                let base = stack.len();
+                for item in items.iter() {
+                    let value = self.eval_expr(item, fetch, stack, times)?;
+                    stack.push(value);
+                }
+                Ok(T::from_list(stack.drain(base..).collect()))
+            }
+        }
+    }
+
+    /// A zeroed timing table, one row per op of this plan.
+    pub(crate) fn op_table(&self) -> Vec<OpTime> {
+        self.ops
+            .iter()
+            .map(|(name, _)| OpTime {
+                op: name.to_string(),
+                ..OpTime::default()
+            })
+            .collect()
+    }
+
+    /// The error for a failure in `node`.
+    pub(crate) fn error(&self, node: NodeId, failure: Failure) -> Error {
+        let key = self.graph.key(node).clone();
+        match failure {
+            Failure::Op {
+                op,
+                message,
+                panicked,
+            } => Error::Task {
+                key,
+                op: self.ops[op as usize].0.to_string(),
+                message,
+                panicked,
+            },
+            Failure::Unscheduled { input } => Error::Unscheduled {
+                key,
+                input: self.graph.key(input).clone(),
+            },
+        }
+    }
+
+    /// The results in the shape of `request`; `take` gives an output's value.
+    pub(crate) fn shape(&self, request: &Request, values: &[Option<T>]) -> Output<T> {
+        match request {
+            Request::Key(key) => {
+                let node = self
+                    .graph
+                    .node_id(key)
+                    .expect("requested keys were checked");
+                Output::Value(
+                    values[node.index()]
+                        .clone()
+                        .expect("every output was computed"),
+                )
+            }
+            Request::List(items) => {
+                Output::List(items.iter().map(|item| self.shape(item, values)).collect())
+            }
+        }
+    }
+}
+
+fn graph_ids(n_nodes: usize) -> impl Iterator<Item = NodeId> {
+    (0..n_nodes as u32).map(NodeId::from_u32)
+}
+
+/// Merges per-thread timing tables into one, dropping ops never called.
+pub(crate) fn merge_times(tables: impl IntoIterator<Item = Vec<OpTime>>) -> Vec<OpTime> {
+    let mut merged: Vec<OpTime> = Vec::new();
+    for table in tables {
+        if merged.is_empty() {
+            merged = table;
+            continue;
+        }
+        for (row, add) in merged.iter_mut().zip(table) {
+            row.calls += add.calls;
+            row.total += add.total;
+        }
+    }
+    merged.retain(|row| row.calls > 0);
+    merged
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        format!("panicked: {message}")
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        format!("panicked: {message}")
+    } else {
+        "panicked".to_owned()
+    }
+}
+
+struct Compiler<'a, T> {
+    graph: &'a TaskGraph,
+    registry: &'a OpRegistry<T>,
+    op_index: FxHashMap<Arc<str>, u32>,
+    ops: Vec<(Arc<str>, Arc<OpFn<T>>)>,
+    missing: Vec<(String, Key)>,
+}
+
+impl<T: TaskValue> Compiler<'_, T> {
+    fn compile(&mut self, key: &Key, term: &Term) -> Result<Expr<T>, Error> {
+        Ok(match term {
+            Term::Lit(literal) => {
+                Expr::Lit(T::from_literal(literal).map_err(|err| Error::Literal {
+                    key: key.clone(),
+                    literal: literal.to_string(),
+                    message: err.to_string(),
+                })?)
+            }
+            Term::Ref(target) => Expr::Input(
+                self.graph
+                    .node_id(target)
+                    .expect("the topology resolved every reference"),
+            ),
+            Term::Call { op, args } => {
+                let args = args
+                    .iter()
+                    .map(|arg| self.compile(key, arg))
+                    .collect::<Result<_, _>>()?;
+                let op = match self.op_index.get(op.as_str()) {
+                    Some(&index) => index,
+                    None => match self.registry.get(op.as_str()) {
+                        Some(function) => {
+                            let index = self.ops.len() as u32;
+                            let name: Arc<str> = op.as_str().into();
+                            self.ops.push((name.clone(), function.clone()));
+                            self.op_index.insert(name, index);
+                            index
+                        }
+                        None => {
+                            if !self.missing.iter().any(|(name, _)| name == op.as_str()) {
+                                self.missing.push((op.as_str().to_owned(), key.clone()));
+                            }
+                            u32::MAX
+                        }
+                    },
+                };
+                Expr::Call { op, args }
+            }
+            Term::List(items) => Expr::List(
+                items
+                    .iter()
+                    .map(|item| self.compile(key, item))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+}
