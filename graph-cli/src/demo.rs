@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use graph_core::{Body, GraphStats, TaskGraph, testing};
+use graph_core::{Body, GraphStats, Key, TaskGraph, testing};
+use graph_exec::Output;
 
 /// Arguments of `taskgraph demo`.
 #[derive(Debug, clap::Args)]
@@ -21,6 +22,26 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     writeln!(out)?;
     writeln!(out, "Its shape:")?;
     crate::stats::write_table(&mut out, &GraphStats::of(graph.topology()?))?;
+    writeln!(out)?;
+
+    let keys: Vec<Key> = ["print1", "print2", "print3"]
+        .into_iter()
+        .map(Key::from)
+        .collect();
+    writeln!(
+        out,
+        "Run on all cores with the built-in ops, asking for print1..3:"
+    )?;
+    let run = crate::run::execute(&graph, &keys, 0, None)?;
+    let values = run.output.items().unwrap_or_default();
+    for (key, value) in keys.iter().zip(values.iter().filter_map(Output::value)) {
+        writeln!(out, "  {} = {value}", key.python_str())?;
+    }
+    writeln!(
+        out,
+        "  {} tasks run, at most {} intermediate results held at once",
+        run.stats.tasks_run, run.stats.peak_held
+    )?;
     Ok(())
 }
 

@@ -2,6 +2,8 @@
 //! module with its clap arguments and a `run` function.
 
 mod demo;
+mod keys;
+mod run;
 mod stats;
 
 use std::process::ExitCode;
@@ -23,6 +25,8 @@ struct Cli {
 enum Command {
     /// Tasks, edges, roots, leaves, depth and the widest nodes of a graph.
     Stats(stats::Args),
+    /// Run a graph with the built-in ops on all cores and print the results.
+    Run(run::Args),
     /// The toolkit's story on dask's word-count graph.
     Demo(demo::Args),
 }
@@ -31,6 +35,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Demo(args) => demo::run(&args),
     };
     match result {
