@@ -2,6 +2,7 @@
 //! module with its clap arguments and a `run` function.
 
 mod demo;
+mod generate;
 mod keys;
 mod run;
 mod stats;
@@ -29,6 +30,8 @@ enum Command {
     Run(run::Args),
     /// The toolkit's story on dask's word-count graph.
     Demo(demo::Args),
+    /// Write a seeded test graph (chains, trees, 2-D array shapes, shuffles).
+    Generate(generate::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Generate(args) => generate::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

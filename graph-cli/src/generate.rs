@@ -1,0 +1,53 @@
+//! `taskgraph generate SHAPE --tasks N [--seed S] -o OUT`: the seeded test
+//! graphs of `graph_core::testing`, for benchmarks and comparisons.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use graph_core::json;
+use graph_core::testing::Shape;
+
+/// Arguments of `taskgraph generate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The shape: chain, tree, diamonds, random, array-sum-transpose,
+    /// array-overlap, array-cumsum or shuffle.
+    #[arg(value_parser = parse_shape)]
+    shape: Shape,
+    /// About how many tasks.
+    #[arg(long, default_value_t = 10_000)]
+    tasks: usize,
+    /// The seed (used by `random`).
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Where to write the graph (`.gz` compresses; `-` is standard output).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+fn parse_shape(name: &str) -> Result<Shape, String> {
+    Shape::ALL
+        .into_iter()
+        .find(|shape| shape.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Shape::ALL.iter().map(|shape| shape.name()).collect();
+            format!(
+                "unknown shape {name:?}; the shapes are {}",
+                names.join(", ")
+            )
+        })
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
+    let graph = args.shape.generate(args.tasks, args.seed);
+    json::write_path(&graph, &args.output)?;
+    if args.output.as_os_str() != "-" {
+        writeln!(
+            std::io::stdout(),
+            "{} tasks written to {}",
+            graph.len(),
+            args.output.display()
+        )?;
+    }
+    Ok(())
+}
