@@ -112,6 +112,8 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             op_index: FxHashMap::default(),
             ops: Vec::new(),
             missing: Vec::new(),
+            deps: &[],
+            next_dep: 0,
         };
         let mut exprs = Vec::with_capacity(n_nodes);
         let mut data_dependents = vec![0_u32; n_nodes];
@@ -126,6 +128,8 @@ impl<'g, T: TaskValue> Plan<'g, T> {
                 data_dependents[dep.index()] += 1;
             }
             let key = graph.key(node);
+            compiler.deps = topology.dependencies(node);
+            compiler.next_dep = 0;
             let expr = match &graph.task(node).body {
                 Body::Term(term) => compiler.compile(key, term)?,
                 Body::Opaque(_) => return Err(Error::Opaque { key: key.clone() }),
@@ -333,9 +337,33 @@ struct Compiler<'a, T> {
     op_index: FxHashMap<Arc<str>, u32>,
     ops: Vec<(Arc<str>, Arc<OpFn<T>>)>,
     missing: Vec<(String, Key)>,
+    /// The dependencies of the task being compiled, in the order of first
+    /// reference, as the topology keeps them.
+    deps: &'a [NodeId],
+    /// How many of `deps` the references so far have named.
+    next_dep: usize,
 }
 
 impl<T: TaskValue> Compiler<'_, T> {
+    /// The node a reference names, without hashing: references meet the
+    /// task's dependencies in order, so a new one is the next dependency, and
+    /// a repeat is one seen before. A reference to the task itself (which the
+    /// topology drops) is looked up, and fails when run.
+    fn resolve(&mut self, key: &Key, target: &Key) -> NodeId {
+        if let Some(&next) = self.deps.get(self.next_dep) {
+            if self.graph.key(next) == target {
+                self.next_dep += 1;
+                return next;
+            }
+        }
+        let seen = &self.deps[..self.next_dep];
+        seen.iter()
+            .copied()
+            .find(|&dep| self.graph.key(dep) == target)
+            .or_else(|| (target == key).then(|| self.graph.node_id(key)).flatten())
+            .expect("the topology resolved every reference")
+    }
+
     fn compile(&mut self, key: &Key, term: &Term) -> Result<Expr<T>, Error> {
         Ok(match term {
             Term::Lit(literal) => {

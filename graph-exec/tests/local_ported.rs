@@ -321,3 +321,16 @@ fn only_the_needed_tasks_run() {
     assert_eq!(run.stats.tasks_run, 3, "words, val2, count2");
     assert_eq!(recorder.0.lock().unwrap()[0], "start 3");
 }
+
+#[test]
+fn repeated_and_nested_references() {
+    // dask: (add, 'x', 'x') and lists that name a key twice.
+    let graph = TaskGraph::builder()
+        .task("x", Term::lit(3))
+        .task("y", Term::call("add", [Term::key("x"), Term::key("x")]))
+        .task("z", Term::list([Term::key("y"), Term::call("inc", [Term::key("x")]), Term::key("y"), Term::key("x")]))
+        .build()
+        .unwrap();
+    let value = get(&graph, Request::from("z")).unwrap();
+    assert_eq!(value.value().unwrap().to_string(), "[6, 4, 6, 3]");
+}
