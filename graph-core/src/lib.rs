@@ -22,6 +22,8 @@
 
 mod dag;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod graph;
 pub mod json;
 mod key;

@@ -21,6 +21,8 @@
 
 mod builtins;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod local;
 mod plan;
 mod registry;

@@ -328,7 +328,15 @@ fn repeated_and_nested_references() {
     let graph = TaskGraph::builder()
         .task("x", Term::lit(3))
         .task("y", Term::call("add", [Term::key("x"), Term::key("x")]))
-        .task("z", Term::list([Term::key("y"), Term::call("inc", [Term::key("x")]), Term::key("y"), Term::key("x")]))
+        .task(
+            "z",
+            Term::list([
+                Term::key("y"),
+                Term::call("inc", [Term::key("x")]),
+                Term::key("y"),
+                Term::key("x"),
+            ]),
+        )
         .build()
         .unwrap();
     let value = get(&graph, Request::from("z")).unwrap();

@@ -1,6 +1,9 @@
 //! `cargo xtask`: the project's automation, in Rust so it runs wherever cargo
 //! does. `cargo xtask ci` runs exactly what CI runs.
 
+mod bench;
+mod fuzz;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,12 +12,17 @@ use anyhow::{Context, bail};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci    run every check CI runs: fmt, clippy, tests, docs";
+  ci                                  run every check CI runs: fmt, clippy, tests, docs
+  bench [--crate NAME]                run the divan benchmarks and write BENCHMARKS.md
+  fuzz [TARGET] [--seconds N]         run the fuzz targets (all, or one) for N seconds each";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = args.get(1..).unwrap_or_default();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("bench") => bench::run(rest),
+        Some("fuzz") => fuzz::run(rest),
         Some("-h" | "--help") | None => {
             #[allow(clippy::print_stdout)]
             {
@@ -35,7 +43,6 @@ type Step = (
 
 /// The checks of CI, in order, stopping at the first that fails.
 fn ci() -> anyhow::Result<()> {
-    let root = workspace_root();
     let steps: [Step; 4] = [
         ("formatting", &["fmt", "--all", "--check"], &[]),
         (
@@ -58,11 +65,11 @@ fn ci() -> anyhow::Result<()> {
         ),
     ];
     for (name, args, envs) in steps {
-        eprintln_step(name, args);
-        let status = Command::new(cargo())
+        say(&format!("== {name}: cargo {}", args.join(" ")));
+        let status = cargo()
             .args(args)
             .envs(envs.iter().copied())
-            .current_dir(&root)
+            .current_dir(workspace_root())
             .status()
             .with_context(|| format!("could not start cargo for the {name} step"))?;
         if !status.success() {
@@ -72,13 +79,15 @@ fn ci() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Prints a progress line on standard error.
 #[allow(clippy::print_stderr)]
-fn eprintln_step(name: &str, args: &[&str]) {
-    eprintln!("== {name}: cargo {}", args.join(" "));
+fn say(line: &str) {
+    eprintln!("{line}");
 }
 
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+/// A `cargo` command: the one running this xtask.
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
 }
 
 fn workspace_root() -> PathBuf {

@@ -1,0 +1,26 @@
+//! Replays every input the fuzz targets of `graph-core` keep (seeds, and any
+//! input that once failed) through the same checkers, on stable Rust.
+
+use std::path::Path;
+
+fn replay(target: &str, check: impl Fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/fuzz")
+        .join(target);
+    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty(), "no inputs in {}", dir.display());
+    for input in inputs {
+        let data = std::fs::read(&input).unwrap();
+        eprintln!("replaying {}", input.display());
+        check(&data);
+    }
+}
+
+#[test]
+fn core_json_roundtrip() {
+    replay("core_json_roundtrip", graph_core::fuzz::json_roundtrip);
+}
