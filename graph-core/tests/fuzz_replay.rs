@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-fn replay(target: &str, check: impl Fn(&[u8])) {
+fn replay(target: &str, check: impl Fn(&[u8]) + std::panic::RefUnwindSafe) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/fuzz")
         .join(target);
@@ -15,8 +15,8 @@ fn replay(target: &str, check: impl Fn(&[u8])) {
     assert!(!inputs.is_empty(), "no inputs in {}", dir.display());
     for input in inputs {
         let data = std::fs::read(&input).unwrap();
-        eprintln!("replaying {}", input.display());
-        check(&data);
+        let checked = std::panic::catch_unwind(|| check(&data));
+        assert!(checked.is_ok(), "the checker failed on {}", input.display());
     }
 }
 

@@ -373,11 +373,7 @@ impl<T: TaskValue> Compiler<'_, T> {
                     message: err.to_string(),
                 })?)
             }
-            Term::Ref(target) => Expr::Input(
-                self.graph
-                    .node_id(target)
-                    .expect("the topology resolved every reference"),
-            ),
+            Term::Ref(target) => Expr::Input(self.resolve(key, target)),
             Term::Call { op, args } => {
                 let args = args
                     .iter()
