@@ -44,8 +44,3 @@ pub use stats::GraphStats;
 pub use term::{Op, OpInterner, Refs, Term};
 pub use topology::Topology;
 pub use value::Value;
-
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeExamples;
