@@ -57,7 +57,11 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
         error: Box::new(source),
     };
     let bytes = bytes.map_err(|err| within(Error::Io(err)))?;
-    from_slice(&bytes).map_err(within)
+    // The text is dropped before the topology is built, so that the two never
+    // take memory at the same time.
+    let graph = parse_text(bytes).map_err(within)?;
+    check(&graph).map_err(within)?;
+    Ok(graph)
 }
 
 /// Reads a graph from JSON text, or from gzip-compressed JSON text.
@@ -89,12 +93,26 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
 /// # Ok::<(), graph_core::Error>(())
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
-    if bytes.starts_with(&GZIP_MAGIC) {
+    let graph = if bytes.starts_with(&GZIP_MAGIC) {
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut text)?;
+        parse(&text)?
+    } else {
+        parse(bytes)?
+    };
+    check(&graph)?;
+    Ok(graph)
+}
+
+/// Parses owned bytes (plain or gzip), dropping them before returning.
+fn parse_text(bytes: Vec<u8>) -> Result<TaskGraph, Error> {
+    if bytes.starts_with(&GZIP_MAGIC) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut text)?;
+        drop(bytes);
         return parse(&text);
     }
-    parse(bytes)
+    parse(&bytes)
 }
 
 /// Writes a graph to a file, gzip-compressed when the name ends in `.gz`, or
@@ -337,6 +355,11 @@ fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
             }
         }
     })?;
+    Ok(graph)
+}
+
+/// Builds the graph's topology: every reference resolves, and no cycle.
+fn check(graph: &TaskGraph) -> Result<(), Error> {
     graph.topology().map_err(|err| match err {
         Error::MissingDependency { ref key, .. } => {
             let index = graph
@@ -350,7 +373,7 @@ fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
         }
         other => other,
     })?;
-    Ok(graph)
+    Ok(())
 }
 
 struct GraphSeed<'c> {
