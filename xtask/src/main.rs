@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci                                  run every check CI runs: fmt, clippy, tests, docs
+  ci                                  run every check CI runs: fmt, clippy, tests, docs, the dask exporter
   bench [--crate NAME]                run the divan benchmarks and write BENCHMARKS.md
   fuzz [TARGET] [--seconds N]         run the fuzz targets (all, or one) for N seconds each";
 
@@ -75,6 +75,59 @@ fn ci() -> anyhow::Result<()> {
         if !status.success() {
             bail!("the {name} step failed ({status})");
         }
+    }
+    python_exporter()
+}
+
+/// The dask exporter's tests against real dask from PyPI, in a venv under
+/// `target/`, with the `taskgraph` binary the tests just built.
+fn python_exporter() -> anyhow::Result<()> {
+    let root = workspace_root();
+    let venv = root.join("target/venv-ci");
+    let python = venv.join("bin/python");
+    say("== python exporter: venv target/venv-ci, pip install ./python[test], pytest");
+    if !python.exists() {
+        run(
+            Command::new("python3").arg("-m").arg("venv").arg(&venv),
+            "python3 -m venv",
+        )?;
+    }
+    run(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--retries",
+                "5",
+                "--timeout",
+                "60",
+            ])
+            .arg(format!("{}[test]", root.join("python").display())),
+        "pip install ./python[test]",
+    )?;
+    run(
+        cargo()
+            .args(["build", "--quiet", "-p", "graph-cli"])
+            .current_dir(&root),
+        "cargo build -p graph-cli",
+    )?;
+    run(
+        Command::new(&python)
+            .args(["-m", "pytest", "-q", "python/tests"])
+            .env("TASKGRAPH", root.join("target/debug/taskgraph"))
+            .current_dir(&root),
+        "pytest python/tests",
+    )
+}
+
+fn run(command: &mut Command, what: &str) -> anyhow::Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("could not start {what}"))?;
+    if !status.success() {
+        bail!("{what} failed ({status})");
     }
     Ok(())
 }
