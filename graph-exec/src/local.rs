@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph};
@@ -177,22 +177,23 @@ impl LocalExecutor {
                 priority
             }
         };
-        let shared = Shared::new(&plan, sched, priority, options);
+        let mut shared = Shared::new(&plan, sched, priority, options);
+        shared.n_threads = self.threads.clamp(1, shared.total.max(1));
         if let Some(callbacks) = options.callbacks {
             callbacks.start(shared.total);
         }
-        let n_threads = self.threads.clamp(1, shared.total.max(1));
-        let times = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..n_threads)
+        let shared = shared;
+        let tallies = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..shared.n_threads)
                 .map(|_| scope.spawn(|| shared.work()))
                 .collect();
-            let mut tables = vec![shared.work()];
-            tables.extend(
+            let mut tallies = vec![shared.work()];
+            tallies.extend(
                 helpers
                     .into_iter()
                     .map(|h| h.join().expect("workers catch op panics")),
             );
-            tables
+            tallies
         });
         let error = shared
             .error
@@ -212,12 +213,20 @@ impl LocalExecutor {
         Ok(Run {
             output: plan.shape(request, &values),
             stats: Stats {
-                tasks_run: shared.tasks_run.into_inner(),
-                peak_held: shared.peak_held.into_inner(),
-                op_times: merge_times(times),
+                tasks_run: tallies.iter().map(|t| t.tasks_run).sum(),
+                peak_held: tallies.iter().map(|t| t.peak_held).max().unwrap_or(0),
+                op_times: merge_times(tallies.into_iter().map(|t| t.times)),
             },
         })
     }
+}
+
+/// What one worker did: its op timings, tasks run, and the most results it saw
+/// held when it started a task.
+struct Tally {
+    times: Vec<OpTime>,
+    tasks_run: usize,
+    peak_held: usize,
 }
 
 /// The ready queue: ranks (`priority << 32 | node`, lowest first) and how many
@@ -244,12 +253,13 @@ struct Shared<'a, 'g, T> {
     /// the lock to decide whether a local task may run first.
     queue_best: AtomicU64,
     total: usize,
-    done: AtomicUsize,
+    /// Worker threads; when all but one sleep on an empty queue and that one
+    /// has nothing to run, the run is over.
+    n_threads: usize,
     stop: AtomicBool,
     error: Mutex<Option<Error>>,
-    held: AtomicUsize,
-    peak_held: AtomicUsize,
-    tasks_run: AtomicUsize,
+    /// Intermediate results held now, changed once per task by its net effect.
+    held: AtomicIsize,
     callbacks: Option<&'a dyn Callbacks>,
     cancel: Option<CancelHandle>,
 }
@@ -306,12 +316,10 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
             wake: Condvar::new(),
             queue_best: AtomicU64::new(queue_best),
             total,
-            done: AtomicUsize::new(0),
+            n_threads: 1,
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
-            held: AtomicUsize::new(0),
-            peak_held: AtomicUsize::new(0),
-            tasks_run: AtomicUsize::new(0),
+            held: AtomicIsize::new(0),
             callbacks: options.callbacks,
             cancel: options.cancel.clone(),
             priority,
@@ -323,28 +331,31 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
     }
 
     /// One worker: runs tasks until everything is done or the run stops.
-    /// Returns its op timings.
-    fn work(&self) -> Vec<OpTime> {
-        let mut times = self.plan.op_table();
+    fn work(&self) -> Tally {
+        let mut tally = Tally {
+            times: self.plan.op_table(),
+            tasks_run: 0,
+            peak_held: 0,
+        };
         let mut stack = Vec::new();
         let mut ready = Vec::new();
         let mut next = None;
         loop {
             let Some(rank) = next.take().or_else(|| self.pop()) else {
-                return times;
+                return tally;
             };
             if self.stop.load(Ordering::Relaxed) {
-                return times;
+                return tally;
             }
             if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
                 self.fail(Error::Cancelled);
-                return times;
+                return tally;
             }
             let node = NodeId::from_u32(rank as u32);
             if node.index() < self.n_tasks {
-                if let Err(error) = self.run_task(node, &mut stack, &mut times) {
+                if let Err(error) = self.run_task(node, &mut stack, &mut tally) {
                     self.fail(error);
-                    return times;
+                    return tally;
                 }
             }
             // Dependents whose last scheduling dependency this was.
@@ -356,23 +367,15 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
                     ready.push(self.rank(dependent));
                 }
             }
-            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.total {
-                self.stop_all();
-                return times;
-            }
             next = self.choose(&mut ready);
         }
     }
 
-    fn run_task(
-        &self,
-        node: NodeId,
-        stack: &mut Vec<T>,
-        times: &mut [OpTime],
-    ) -> Result<(), Error> {
+    fn run_task(&self, node: NodeId, stack: &mut Vec<T>, tally: &mut Tally) -> Result<(), Error> {
         let i = node.index();
-        self.peak_held
-            .fetch_max(self.held.load(Ordering::Relaxed), Ordering::Relaxed);
+        // Sampled just before the task runs, as dask's diagnostics count it.
+        let held_now = self.held.load(Ordering::Relaxed).max(0) as usize;
+        tally.peak_held = tally.peak_held.max(held_now);
         let key = self.plan.graph.key(node);
         if let Some(callbacks) = self.callbacks {
             callbacks.pretask(key);
@@ -380,23 +383,24 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
         let mut fetch = |input: NodeId| lock(&self.slots[input.index()]).clone();
         let value = self
             .plan
-            .eval(node, &mut fetch, stack, times)
+            .eval(node, &mut fetch, stack, &mut tally.times)
             .map_err(|failure| self.plan.error(node, failure))?;
         if self.plan.data_dependents[i] > 0 || self.plan.is_output[i] {
             *lock(&self.slots[i]) = Some(value);
         }
-        if self.plan.data_dependents[i] > 0 {
-            self.held.fetch_add(1, Ordering::Relaxed);
-        }
+        let mut net = isize::from(self.plan.data_dependents[i] > 0);
         for &dep in self.plan.topology.dependencies(node) {
             if self.readers[dep.index()].fetch_sub(1, Ordering::AcqRel) == 1 {
-                self.held.fetch_sub(1, Ordering::Relaxed);
+                net -= 1;
                 if !self.plan.is_output[dep.index()] {
                     lock(&self.slots[dep.index()]).take();
                 }
             }
         }
-        self.tasks_run.fetch_add(1, Ordering::Relaxed);
+        if net != 0 {
+            self.held.fetch_add(net, Ordering::Relaxed);
+        }
+        tally.tasks_run += 1;
         if let Some(callbacks) = self.callbacks {
             callbacks.posttask(key);
         }
@@ -447,6 +451,14 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
                     Ordering::Release,
                 );
                 return Some(rank);
+            }
+            // Nothing queued, nothing in this worker's hands, and every other
+            // worker asleep: no task runs or can become ready, so all are done.
+            if queue.idle + 1 == self.n_threads {
+                self.stop.store(true, Ordering::Relaxed);
+                drop(queue);
+                self.wake.notify_all();
+                return None;
             }
             queue.idle += 1;
             queue = self
