@@ -11,6 +11,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// A graph of a million tasks is millions of small allocations; mimalloc
+/// makes them faster and smaller than the system allocator does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Task graphs: inspect, simplify, rewrite, order, place and run them.
 ///
 /// Graphs are read as taskgraph-json/1 (plain or gzip; `-` reads standard
