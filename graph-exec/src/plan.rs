@@ -279,7 +279,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         }
     }
 
-    /// The results in the shape of `request`; `take` gives an output's value.
+    /// The results in the shape of `request`, from each node's computed value.
     pub(crate) fn shape(&self, request: &Request, values: &[Option<T>]) -> Output<T> {
         match request {
             Request::Key(key) => {
