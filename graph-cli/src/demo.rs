@@ -24,6 +24,13 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     crate::stats::write_table(&mut out, &GraphStats::of(graph.topology()?))?;
     writeln!(out)?;
 
+    writeln!(
+        out,
+        "Placed on 2 workers (fewest cut edges within 3% of a balanced load):"
+    )?;
+    crate::assign::demo_step(&mut out, &graph, 2)?;
+    writeln!(out)?;
+
     let keys: Vec<Key> = ["print1", "print2", "print3"]
         .into_iter()
         .map(Key::from)

@@ -1,6 +1,7 @@
 //! `taskgraph`: the toolkit's command line. Each subcommand lives in its own
 //! module with its clap arguments and a `run` function.
 
+mod assign;
 mod demo;
 mod generate;
 mod keys;
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Tasks, edges, roots, leaves, depth and the widest nodes of a graph.
     Stats(stats::Args),
+    /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
+    Assign(assign::Args),
     /// Run a graph with the built-in ops on all cores and print the results.
     Run(run::Args),
     /// The toolkit's story on dask's word-count graph.
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),
+        Command::Assign(args) => assign::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Generate(args) => generate::run(&args),

@@ -1,0 +1,73 @@
+//! The error type of `graph-assign`.
+
+use graph_core::NodeId;
+
+/// Everything that can go wrong placing a graph on workers.
+///
+/// Every variant is a problem with the input (the workers, or a per-task
+/// slice that does not fit the graph); the algorithms themselves cannot fail.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A placement was asked for on zero workers.
+    #[error("no workers: a placement needs at least one worker")]
+    NoWorkers,
+    /// A worker was given zero slots.
+    #[error("worker {worker} has no slots: every worker needs at least one")]
+    NoSlots {
+        /// The index of the worker.
+        worker: usize,
+    },
+    /// More workers than 32-bit worker ids allow.
+    #[error("too many workers: {count} (at most {} are supported)", u32::MAX)]
+    TooManyWorkers {
+        /// The number of workers asked for.
+        count: usize,
+    },
+    /// A per-task slice (sizes, costs, priorities, an assignment) whose length
+    /// is not the number of tasks.
+    #[error("{what} has {len} entries but the graph has {node_count} tasks")]
+    LengthMismatch {
+        /// What the slice holds: `"sizes"`, `"costs"`, `"priorities"` or
+        /// `"assignment"`.
+        what: &'static str,
+        /// The slice's length.
+        len: usize,
+        /// The number of tasks in the graph.
+        node_count: usize,
+    },
+    /// A task cost that is negative, infinite or not a number.
+    #[error("task {node} has cost {cost}: a cost must be a finite number of seconds, at least 0")]
+    BadCost {
+        /// The task.
+        node: NodeId,
+        /// Its cost.
+        cost: f64,
+    },
+    /// A balance bound below 1 (no placement can have every load below the
+    /// average).
+    #[error("imbalance bound {bound} is below 1: the largest load is never below the average")]
+    BadImbalance {
+        /// The bound asked for.
+        bound: f64,
+    },
+    /// An assignment that names a worker that does not exist.
+    #[error("task {node} is placed on worker {worker}, but there are only {workers} workers")]
+    NoSuchWorker {
+        /// The task.
+        node: NodeId,
+        /// The worker it names.
+        worker: u32,
+        /// The number of workers.
+        workers: usize,
+    },
+    /// An assignment made for a different number of workers than the ones
+    /// it is measured against.
+    #[error("the assignment is for {assignment} workers, but {workers} workers were given")]
+    WorkerCountMismatch {
+        /// The number of workers of the assignment.
+        assignment: usize,
+        /// The number of workers given.
+        workers: usize,
+    },
+}

@@ -1,0 +1,109 @@
+//! Bad input is reported as an `Error`, never a panic: no workers, a worker
+//! without slots, per-task slices of the wrong length, bad costs and bounds.
+
+use graph_assign::{
+    AssignConfig, Assignment, Error, Metrics, Workers, assign, assign_greedy, assign_with,
+    edge_cut, imbalance,
+};
+use graph_core::{NodeId, Topology};
+
+fn chain() -> Topology {
+    Topology::from_edges(3, [(0, 1), (1, 2)]).unwrap()
+}
+
+#[test]
+fn zero_workers_is_an_error() {
+    assert_eq!(Workers::new(0), Err(Error::NoWorkers));
+    assert_eq!(Workers::with_slots([]), Err(Error::NoWorkers));
+    assert_eq!(Assignment::from_vec(vec![], 0), Err(Error::NoWorkers));
+}
+
+#[test]
+fn zero_slots_is_an_error() {
+    let err = Workers::with_slots([2, 1, 0]).unwrap_err();
+    assert_eq!(err, Error::NoSlots { worker: 2 });
+    assert_eq!(
+        err.to_string(),
+        "worker 2 has no slots: every worker needs at least one"
+    );
+}
+
+#[test]
+fn slices_must_have_one_entry_per_task() {
+    let dag = chain();
+    let workers = Workers::new(2).unwrap();
+    let err = assign(&dag, &workers, Some(&[1, 2]), None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "sizes has 2 entries but the graph has 3 tasks"
+    );
+    assert!(matches!(
+        assign(&dag, &workers, None, Some(&[1.0])),
+        Err(Error::LengthMismatch { what: "costs", .. })
+    ));
+    let config = AssignConfig {
+        priorities: Some(&[0, 1]),
+        ..AssignConfig::default()
+    };
+    assert!(matches!(
+        assign_with(&dag, &workers, &config),
+        Err(Error::LengthMismatch {
+            what: "priorities",
+            ..
+        })
+    ));
+    assert!(matches!(
+        assign_greedy(&dag, &workers, Some(&[1]), None),
+        Err(Error::LengthMismatch { what: "sizes", .. })
+    ));
+    let short = Assignment::from_vec(vec![0, 1], 2).unwrap();
+    assert!(matches!(
+        edge_cut(&dag, &short),
+        Err(Error::LengthMismatch {
+            what: "assignment",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn costs_must_be_finite_and_not_negative() {
+    let dag = chain();
+    let workers = Workers::new(2).unwrap();
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let err = assign(&dag, &workers, None, Some(&[1.0, bad, 1.0])).unwrap_err();
+        assert!(
+            matches!(err, Error::BadCost { node, .. } if node == NodeId::new(1)),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_bound_below_one_is_an_error() {
+    let config = AssignConfig {
+        max_imbalance: 0.9,
+        ..AssignConfig::default()
+    };
+    let err = assign_with(&chain(), &Workers::new(2).unwrap(), &config).unwrap_err();
+    assert_eq!(err, Error::BadImbalance { bound: 0.9 });
+}
+
+#[test]
+fn assignments_must_fit_their_workers() {
+    let err = Assignment::from_vec(vec![0, 3, 1], 2).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "task 1 is placed on worker 3, but there are only 2 workers"
+    );
+    let assignment = Assignment::from_vec(vec![0, 1, 1], 2).unwrap();
+    let three = Workers::new(3).unwrap();
+    assert_eq!(
+        imbalance(&three, &assignment, None),
+        Err(Error::WorkerCountMismatch {
+            assignment: 2,
+            workers: 3
+        })
+    );
+    assert!(Metrics::of(&chain(), &three, &assignment, None, None).is_err());
+}
