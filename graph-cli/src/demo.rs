@@ -24,6 +24,9 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     crate::stats::write_table(&mut out, &GraphStats::of(graph.topology()?))?;
     writeln!(out)?;
 
+    let graph = crate::rewrite::demo_step(&mut out, &graph)?;
+    writeln!(out)?;
+
     writeln!(
         out,
         "Placed on 2 workers (fewest cut edges within 3% of a balanced load):"

@@ -5,6 +5,7 @@ mod assign;
 mod demo;
 mod generate;
 mod keys;
+mod rewrite;
 mod run;
 mod stats;
 
@@ -34,6 +35,8 @@ enum Command {
     Stats(stats::Args),
     /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
     Assign(assign::Args),
+    /// Rewrite every task's term with rules from a JSON file.
+    Rewrite(rewrite::Args),
     /// Run a graph with the built-in ops on all cores and print the results.
     Run(run::Args),
     /// The toolkit's story on dask's word-count graph.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),
         Command::Assign(args) => assign::run(&args),
+        Command::Rewrite(args) => rewrite::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Generate(args) => generate::run(&args),

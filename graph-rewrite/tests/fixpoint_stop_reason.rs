@@ -1,0 +1,83 @@
+//! Property: under `Fixpoint`, a run that stops `Saturated` leaves no match
+//! anywhere in the result, and one that stops at the step limit made exactly
+//! that many rewrites and still has a match.
+
+mod common;
+
+use common::{naive_matches_anywhere, random_rules, random_term, rules, term};
+use graph_core::testing::Rng;
+use graph_rewrite::{StopReason, Strategy};
+
+#[test]
+fn saturated_means_no_match_left() {
+    let mut rng = Rng::new(11);
+    let (mut saturated, mut limited) = (0, 0);
+    for round in 0..300 {
+        let rules = random_rules(&mut rng, 1 + round % 12);
+        for _ in 0..20 {
+            let term = random_term(&mut rng, 4);
+            let max_steps = rng.below(40);
+            let outcome = rules.run(&term, Strategy::Fixpoint { max_steps });
+            assert!(outcome.steps <= max_steps);
+            match outcome.stop {
+                Some(StopReason::Saturated) => {
+                    saturated += 1;
+                    assert!(
+                        !naive_matches_anywhere(&rules, &outcome.term),
+                        "{term} -> {}",
+                        outcome.term
+                    );
+                    assert!(!rules.applies_anywhere(&outcome.term));
+                }
+                Some(StopReason::StepLimit(limit)) => {
+                    limited += 1;
+                    assert_eq!((limit, outcome.steps), (max_steps, max_steps));
+                    assert!(naive_matches_anywhere(&rules, &outcome.term));
+                }
+                None => panic!("Fixpoint always gives a stop reason"),
+            }
+        }
+    }
+    // Both outcomes occur (some random rule sets loop, such as 0 -> 1, 1 -> 0).
+    assert!(
+        saturated > 100 && limited > 10,
+        "{saturated} saturated, {limited} limited"
+    );
+}
+
+#[test]
+fn fixpoint_finishes_what_bottom_up_leaves() {
+    let rs = common::dask::dask_rule_set();
+    let text = "sum([add(1, 1), add(1, 1), add(1, 1)])";
+    let once = rs.run(&term(text), Strategy::BottomUp);
+    assert_eq!(
+        (once.term.to_string().as_str(), once.steps, once.stop),
+        ("add(add(inc(1), inc(1)), inc(1))", 4, None)
+    );
+    let all = rs.run(&term(text), Strategy::Fixpoint { max_steps: 100 });
+    assert_eq!(all.term.to_string(), "add(add(double(1), 2), inc(1))");
+    assert_eq!((all.steps, all.stop), (5, Some(StopReason::Saturated)));
+}
+
+#[test]
+fn looping_rules_stop_at_the_limit() {
+    let rs = rules(&[("f(?x)", "g(?x)"), ("g(?x)", "f(?x)")]);
+    let outcome = rs.run(&term("f(1)"), Strategy::Fixpoint { max_steps: 7 });
+    assert_eq!(outcome.stop, Some(StopReason::StepLimit(7)));
+    assert_eq!(
+        (outcome.steps, outcome.term.to_string()),
+        (7, "g(1)".to_owned())
+    );
+    // A zero limit rewrites nothing, and still says whether a rule applies.
+    let outcome = rs.run(&term("f(1)"), Strategy::Fixpoint { max_steps: 0 });
+    assert_eq!(
+        (outcome.steps, outcome.stop),
+        (0, Some(StopReason::StepLimit(0)))
+    );
+    let outcome = rs.run(&term("h(1)"), Strategy::Fixpoint { max_steps: 0 });
+    assert_eq!(outcome.stop, Some(StopReason::Saturated));
+    assert_eq!(
+        StopReason::StepLimit(7).to_string(),
+        "step limit of 7 reached"
+    );
+}
