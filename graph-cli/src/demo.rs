@@ -27,6 +27,9 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     let graph = crate::rewrite::demo_step(&mut out, &graph)?;
     writeln!(out)?;
 
+    let priorities = crate::order::demo_step(&mut out, &graph)?;
+    writeln!(out)?;
+
     writeln!(
         out,
         "Placed on 2 workers (fewest cut edges within 3% of a balanced load):"
@@ -42,7 +45,7 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         out,
         "Run on all cores with the built-in ops, asking for print1..3:"
     )?;
-    let run = crate::run::execute(&graph, &keys, 0, None)?;
+    let run = crate::run::execute(&graph, &keys, 0, Some(priorities.clone()))?;
     let values = run.output.items().unwrap_or_default();
     for (key, value) in keys.iter().zip(values.iter().filter_map(Output::value)) {
         writeln!(out, "  {} = {value}", key.python_str())?;
@@ -52,6 +55,8 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         "  {} tasks run, at most {} intermediate results held at once",
         run.stats.tasks_run, run.stats.peak_held
     )?;
+    writeln!(out)?;
+    write_picture(&mut out, &graph, priorities)?;
     Ok(())
 }
 
@@ -70,6 +75,31 @@ pub(crate) fn write_graph(out: &mut impl Write, graph: &TaskGraph) -> std::io::R
                 let deps: Vec<String> = deps.iter().map(|dep| dep.python_str()).collect();
                 writeln!(out, "  {key:<width$} = <opaque>({})", deps.join(", "))?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Draws the graph coloured by its order into `demo.svg`, or `demo.dot` when
+/// Graphviz is not installed.
+fn write_picture(
+    out: &mut impl Write,
+    graph: &TaskGraph,
+    priorities: Vec<u32>,
+) -> anyhow::Result<()> {
+    let dot = crate::viz::to_dot(graph, &crate::viz::Colours::Order(priorities))?;
+    let svg = std::path::Path::new("demo.svg");
+    match crate::viz::write(&dot, svg) {
+        Ok(()) => writeln!(
+            out,
+            "The graph, coloured by its order (dark red first), is in demo.svg."
+        )?,
+        Err(err) => {
+            crate::viz::write(&dot, std::path::Path::new("demo.dot"))?;
+            writeln!(
+                out,
+                "The graph, coloured by its order, is in demo.dot ({err:#})."
+            )?;
         }
     }
     Ok(())

@@ -5,9 +5,11 @@ mod assign;
 mod demo;
 mod generate;
 mod keys;
+mod order;
 mod rewrite;
 mod run;
 mod stats;
+mod viz;
 
 use std::process::ExitCode;
 
@@ -35,10 +37,14 @@ enum Command {
     Stats(stats::Args),
     /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
     Assign(assign::Args),
+    /// A static order that keeps few results in memory, with its max pressure.
+    Order(order::Args),
     /// Rewrite every task's term with rules from a JSON file.
     Rewrite(rewrite::Args),
     /// Run a graph with the built-in ops on all cores and print the results.
     Run(run::Args),
+    /// Draw a graph coloured by static order or by worker (Graphviz DOT, SVG, PNG).
+    Viz(viz::Args),
     /// The toolkit's story on dask's word-count graph.
     Demo(demo::Args),
     /// Write a seeded test graph (chains, trees, 2-D array shapes, shuffles).
@@ -50,8 +56,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),
         Command::Assign(args) => assign::run(&args),
+        Command::Order(args) => order::run(&args),
         Command::Rewrite(args) => rewrite::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Viz(args) => viz::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Generate(args) => generate::run(&args),
     };

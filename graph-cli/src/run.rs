@@ -38,8 +38,9 @@ struct JsonReport<'a> {
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let graph = json::read_path(&args.file)?;
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
+    let priorities = priorities_for(&graph)?;
     let started = Instant::now();
-    let run = execute(&graph, &keys, args.threads, priorities_for(&graph))?;
+    let run = execute(&graph, &keys, args.threads, priorities)?;
     let seconds = started.elapsed().as_secs_f64();
     let values: Vec<&Dynamic> = run
         .output
@@ -71,10 +72,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The priorities the run follows: none yet, so the executor's own
-/// depth-first post-order applies.
-fn priorities_for(_graph: &TaskGraph) -> Option<Vec<u32>> {
-    None
+/// The priorities the run follows: `graph-order`'s default order, as dask's
+/// local schedulers follow `dask.order`.
+fn priorities_for(graph: &TaskGraph) -> anyhow::Result<Option<Vec<u32>>> {
+    let order = graph_order::order_graph(graph, &graph_order::OrderConfig::default())?;
+    Ok(Some(order.into_priorities()))
 }
 
 /// Runs `keys` on `threads` threads (0: all cores) with the built-in ops,

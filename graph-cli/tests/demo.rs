@@ -1,22 +1,30 @@
-//! `taskgraph demo` runs on its built-in graph and tells its story.
+//! `taskgraph demo` runs on its built-in graph and tells the whole story:
+//! the graph, optimization, rewriting, order, placement, run, picture.
 
 mod common;
 
-use common::taskgraph;
+use common::{scratch, taskgraph_in};
 
 #[test]
-fn demo_shows_the_word_count_graph_and_its_shape() {
-    let run = taskgraph(&["demo"], b"");
+fn demo_tells_the_whole_story() {
+    let dir = scratch("demo");
+    let run = taskgraph_in(&dir, &["demo"], b"");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stdout.contains("nwords  = len(split(words))"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("  tasks                     14"),
-        "{}",
-        run.stdout
-    );
+    for part in [
+        "nwords  = len(split(words))",
+        "  tasks                     14",
+        "3 of 14 tasks changed",
+        "Ordered with auto",
+        "Placed on 2 workers",
+        "print3 = 'word list has 3 occurrences of pear, out of 7 words'",
+    ] {
+        assert!(
+            run.stdout.contains(part),
+            "missing {part:?} in\n{}",
+            run.stdout
+        );
+    }
+    assert!(dir.join("demo.svg").exists() || dir.join("demo.dot").exists());
     assert_eq!(run.stderr, "");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

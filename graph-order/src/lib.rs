@@ -2,3 +2,522 @@
 //! number of results held in memory low, with diagnostics (the pressure series
 //! and its maximum) and a proven lower bound to judge an order by. Its first
 //! strategy reproduces `dask.order.order`; the others are measured against it.
+//!
+//! - [`order`]: a priority per node (0 runs first) by a [`Strategy`]:
+//!   [`Strategy::Dask`] (dask's policy), [`Strategy::TreeOptimal`] (exact on
+//!   in- and out-forests), [`Strategy::DepthFirst`] and
+//!   [`Strategy::BreadthFirst`] (baselines), [`Strategy::Exhaustive`] (an
+//!   exact search on graphs of up to 128 tasks), and [`Strategy::Auto`] (the
+//!   default: all of them, keeping the lowest max pressure, ties to `Dask`).
+//! - [`order_graph`]: the same on a [`TaskGraph`], ties broken by dask's
+//!   `str(key)` rule ([`ranks_by_str`]), errors naming keys.
+//! - [`diagnostics`] and [`max_pressure`]: what an order holds in memory, as
+//!   dask's `diagnostics` measures it.
+//! - [`lower_bound`]: no order of the graph has a lower max pressure.
+//!
+//! # Example
+//!
+//! ```
+#![doc = include_str!("../tests/crate_example.rs")]
+//! ```
+//!
+//! # Departures from dask
+//!
+//! `Strategy::Dask` follows dask's `order` step by step, with these
+//! deliberate differences, each for speed (dask is superlinear) or
+//! determinism (dask iterates Python sets):
+//!
+//! - **Connected roots and leaves.** dask keeps, per task, the *set* of roots
+//!   it descends from and of leaves it feeds (O(V·R) memory). Here roots (and
+//!   leaves), numbered by node index, fall into 64 contiguous buckets and each
+//!   task keeps a 64-bit mask of buckets. With at most 64 roots (leaves) every
+//!   count is exact, so dask's behaviour is reproduced; above that, "number of
+//!   connected roots" in the sort key and a leaf's degree in `get_target` count
+//!   buckets (at most 64), and a leaf's degree drops when the last root of a
+//!   bucket runs rather than at each root.
+//! - **`total_dependencies`** (a count of paths, exponential on lattices)
+//!   saturates at `u64::MAX`.
+//! - **Set iteration order.** Wherever dask iterates a set (dependents of a
+//!   finished task, siblings on the critical path, removed data roots, the
+//!   normalisation passes, `use_longest_path`), this iterates in ascending
+//!   sort-key order (or ascending tie-break rank before sort keys exist).
+//! - **Removed data leaves** get the last priorities, `n - 1`, `n - 2`, ... in
+//!   removal order; dask's arithmetic can give two tasks the same priority
+//!   when more than one is removed. Orders here are always permutations.
+//! - **Leaf selection** (`get_target`) keeps the candidate leaves of each
+//!   degree in min-heaps keyed by sort key (stale entries dropped lazily), so
+//!   a choice costs O(log V) instead of a scan. A finished leaf leaves them
+//!   at once.
+//! - **Sort-key packing.** The dependency count inside the sort key is capped
+//!   at 2^24 so the key packs into integers; ties above that cap fall to the
+//!   next field.
+//! - **Safety nets.** A task is never added while an input is missing, and
+//!   the loop that drains cached paths into a reducer stops after a round
+//!   without progress; whatever is left is ordered topologically at the end.
+//!   On every graph of dask's tests and of the generators these never fire.
+//! - **External keys** do not exist (a [`Dag`] names every node), and data
+//!   nodes are marked by [`OrderConfig::is_data`] instead of by inspecting
+//!   task bodies.
+
+mod csr;
+mod dask;
+mod diagnostics;
+mod error;
+mod exact;
+mod tree;
+
+use std::fmt::Write as _;
+
+use graph_core::{Dag, Key, NodeId, TaskGraph};
+use rayon::slice::ParallelSliceMut;
+
+use crate::csr::Csr;
+pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
+pub use crate::error::Error;
+
+/// How [`order`] picks priorities.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Run every other strategy and keep the order with the lowest max
+    /// pressure; ties go to [`Strategy::Dask`]. On graphs of at most 128
+    /// tasks, then search (as [`Strategy::Exhaustive`]) for a strictly better
+    /// order. Never worse than `Dask` or than either baseline, and optimal on
+    /// forests.
+    #[default]
+    Auto,
+    /// dask's `order`: critical paths towards leaf targets, linear paths run
+    /// eagerly, ties broken by the tie-break ranks.
+    Dask,
+    /// Sethi-Ullman labels: the exact optimum on in-forests (every task has
+    /// at most one dependent) and out-forests (at most one dependency). On
+    /// other graphs, a post-order that visits the neediest input first.
+    TreeOptimal,
+    /// Depth-first post-order from each sink in tie-break order.
+    DepthFirst,
+    /// Breadth-first (Kahn's order, first in first out).
+    BreadthFirst,
+    /// The exact minimum max pressure, by a bounded search over orders, on
+    /// graphs of at most 128 tasks; where the search gives up (more than
+    /// 20 000 states) or the graph is larger, the `TreeOptimal` order.
+    Exhaustive,
+}
+
+impl Strategy {
+    /// The strategy's name, as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Auto => "auto",
+            Strategy::Dask => "dask",
+            Strategy::TreeOptimal => "tree",
+            Strategy::DepthFirst => "dfs",
+            Strategy::BreadthFirst => "bfs",
+            Strategy::Exhaustive => "exact",
+        }
+    }
+}
+
+/// The options of [`order`]. `Default` is `Auto` with no data nodes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OrderConfig<'a> {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Empty, or one flag per node: `true` for dask's non-task (data) nodes,
+    /// such as literals and aliases. Only [`Strategy::Dask`] reads it: data
+    /// leaves with several dependencies and data roots with several dependents
+    /// leave the graph before ordering, as in dask.
+    pub is_data: &'a [bool],
+}
+
+impl OrderConfig<'_> {
+    /// The default options with `strategy`.
+    pub fn new(strategy: Strategy) -> OrderConfig<'static> {
+        OrderConfig {
+            strategy,
+            is_data: &[],
+        }
+    }
+}
+
+/// A priority per node: `0` runs first. Always a permutation of `0..n` in
+/// which every task comes after its dependencies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Order {
+    priorities: Vec<u32>,
+    strategy: Strategy,
+}
+
+impl Order {
+    /// Checks `priorities` against `dag` and wraps them, for example to
+    /// measure an order made elsewhere with [`diagnostics`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::LengthMismatch`], [`Error::NotAPermutation`] and
+    /// [`Error::NotTopological`], and the graph errors of [`order`].
+    pub fn from_priorities(dag: &impl Dag, priorities: Vec<u32>) -> Result<Order, Error> {
+        let csr = Csr::new(dag)?;
+        csr.check_order(&priorities)?;
+        Ok(Order {
+            priorities,
+            strategy: Strategy::Auto,
+        })
+    }
+
+    /// The priority of each node, indexed by node.
+    pub fn priorities(&self) -> &[u32] {
+        &self.priorities
+    }
+
+    /// The priority of `node`.
+    pub fn priority(&self, node: NodeId) -> u32 {
+        self.priorities[node.index()]
+    }
+
+    /// The nodes in the order they run.
+    pub fn sequence(&self) -> Vec<NodeId> {
+        diagnostics::sequence_of(&self.priorities)
+    }
+
+    /// The strategy that produced this order: for [`Strategy::Auto`], the
+    /// candidate it kept (`Auto` itself for [`Order::from_priorities`]).
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.priorities.len()
+    }
+
+    /// Whether the graph was empty.
+    pub fn is_empty(&self) -> bool {
+        self.priorities.is_empty()
+    }
+
+    /// The priorities, for a consumer that takes `Vec<u32>` (an executor).
+    pub fn into_priorities(self) -> Vec<u32> {
+        self.priorities
+    }
+}
+
+/// Orders the tasks of `dag` so that few results are held at once.
+///
+/// **dask**: `dask.order.order(dsk)` is [`Strategy::Dask`] with `tie_break`
+/// from [`ranks_by_str`] and `is_data` marking non-task values; see the crate
+/// docs for where it departs from dask. The default, [`Strategy::Auto`], runs
+/// every strategy and keeps the lowest max pressure, so it is never worse
+/// than dask's policy.
+///
+/// # Arguments
+///
+/// * `dag`: the graph. Its `dependents` are not read (they are rebuilt from
+///   `dependencies`), and repeated edges count once.
+/// * `tie_break`: empty (ties by node index), or a rank per node; where the
+///   strategy's rules tie, the lower rank comes first. Equal ranks fall back
+///   to node index.
+/// * `config`: the strategy and dask's data-node flags.
+///
+/// # Returns
+///
+/// An [`Order`]: a priority per node, a permutation of `0..n` that respects
+/// every dependency.
+///
+/// # Errors
+///
+/// [`Error::Cycle`] naming the nodes on a cycle (a self-edge included),
+/// [`Error::NodeOutOfRange`] for a dependency past `node_count`, and
+/// [`Error::LengthMismatch`] for a `tie_break` or `is_data` of the wrong
+/// length.
+///
+/// # Complexity
+///
+/// O((V + E) log V) time and O(V + E) auxiliary space for every strategy
+/// (`Auto` runs the four others, two at a time on rayon's pool). The exact
+/// search of `Exhaustive` (and of `Auto` on small graphs) only runs on graphs
+/// of at most 128 tasks and visits at most 20 000 states, so it adds a
+/// bounded constant.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+/// use graph_order::{OrderConfig, Strategy, order};
+///
+/// // dask's docstring graph: c <- a, d <- b, c.
+/// let dag = Topology::from_edges(4, [(0, 2), (1, 3), (2, 3)])?;
+/// let order = order(&dag, &[], &OrderConfig::new(Strategy::Dask))?;
+/// assert_eq!(order.priorities(), [0, 2, 1, 3]);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn order(dag: &impl Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Result<Order, Error> {
+    order_dyn(dag, tie_break, config)
+}
+
+fn order_dyn(dag: &dyn Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Result<Order, Error> {
+    let csr = Csr::new(dag)?;
+    let n = csr.len();
+    for (what, len) in [
+        ("tie_break", tie_break.len()),
+        ("is_data", config.is_data.len()),
+    ] {
+        if len != 0 && len != n {
+            return Err(Error::LengthMismatch {
+                what,
+                expected: n,
+                found: len,
+            });
+        }
+    }
+    let tie = unique_ranks(tie_break, n);
+    let (priorities, strategy) = match config.strategy {
+        Strategy::Auto => auto(&csr, &tie, config.is_data),
+        Strategy::Dask => (dask::dask(&csr, &tie, config.is_data), Strategy::Dask),
+        Strategy::TreeOptimal => (tree::tree_optimal(&csr, &tie), Strategy::TreeOptimal),
+        Strategy::DepthFirst => (tree::depth_first(&csr, &tie), Strategy::DepthFirst),
+        Strategy::BreadthFirst => (tree::breadth_first(&csr), Strategy::BreadthFirst),
+        Strategy::Exhaustive => {
+            let base = tree::tree_optimal(&csr, &tie);
+            let upper = diagnostics::max_pressure_of(&csr, &base);
+            let lower = tree::lower_bound(&csr);
+            match exact::exact(&csr, lower, upper) {
+                Some(better) => (better, Strategy::Exhaustive),
+                None => (base, Strategy::Exhaustive),
+            }
+        }
+    };
+    debug_assert!(csr.check_order(&priorities).is_ok());
+    Ok(Order {
+        priorities,
+        strategy,
+    })
+}
+
+/// Every candidate, scored by max pressure; the first of the lowest wins.
+fn auto(csr: &Csr, tie: &[u32], is_data: &[bool]) -> (Vec<u32>, Strategy) {
+    let score = |p: Vec<u32>, s: Strategy| {
+        let m = diagnostics::max_pressure_of(csr, &p);
+        (m, p, s)
+    };
+    let (dask, others) = rayon::join(
+        || score(dask::dask(csr, tie, is_data), Strategy::Dask),
+        || {
+            [
+                score(tree::tree_optimal(csr, tie), Strategy::TreeOptimal),
+                score(tree::depth_first(csr, tie), Strategy::DepthFirst),
+                score(tree::breadth_first(csr), Strategy::BreadthFirst),
+            ]
+        },
+    );
+    let mut best = dask;
+    for candidate in others {
+        if candidate.0 < best.0 {
+            best = candidate;
+        }
+    }
+    // On small graphs, search for a strictly better order, up to the bound.
+    if csr.len() <= exact::MAX_NODES {
+        let lower = tree::lower_bound(csr);
+        if lower < best.0 {
+            if let Some(better) = exact::exact(csr, lower, best.0) {
+                return (better, Strategy::Exhaustive);
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+/// Ranks `0..n` without ties: by `tie_break`, then by node index.
+fn unique_ranks(tie_break: &[u32], n: usize) -> Vec<u32> {
+    if tie_break.is_empty() {
+        return (0..n as u32).collect();
+    }
+    let mut by: Vec<u32> = (0..n as u32).collect();
+    by.sort_unstable_by_key(|&i| (tie_break[i as usize], i));
+    let mut rank = vec![0_u32; n];
+    for (r, &i) in by.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    rank
+}
+
+/// dask's tie-break: each task's rank when keys are sorted by Python's
+/// `str(key)` ([`Key::python_str`](graph_core::Key::python_str)), compared as
+/// text. Equal texts rank by insertion order.
+///
+/// **dask**: the last field of `order`'s `sort_key`, `str(key)`.
+///
+/// # Arguments
+///
+/// * `graph`: the task graph whose keys to rank.
+///
+/// # Returns
+///
+/// A rank per node (`0..n`, each once), for [`order`]'s `tie_break`.
+///
+/// # Complexity
+///
+/// O(V log V) comparisons of key texts; the texts of all keys in one buffer.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Key, TaskGraph, Term};
+///
+/// let mut graph = TaskGraph::new();
+/// graph.insert(("a", 10), Term::lit(0))?;
+/// graph.insert(("a", 2), Term::lit(0))?;
+/// // "('a', 10)" < "('a', 2)" as text.
+/// assert_eq!(graph_order::ranks_by_str(&graph), [0, 1]);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn ranks_by_str(graph: &TaskGraph) -> Vec<u32> {
+    // Every text in one buffer: one allocation instead of one per key.
+    let mut buf = String::new();
+    let mut offsets = Vec::with_capacity(graph.len() + 1);
+    offsets.push(0_usize);
+    for key in graph.keys() {
+        match key {
+            Key::Str(text) => buf.push_str(text),
+            other => {
+                // Writing to a String cannot fail.
+                let _ = write!(buf, "{other}");
+            }
+        }
+        offsets.push(buf.len());
+    }
+    let text = |i: u32| &buf[offsets[i as usize]..offsets[i as usize + 1]];
+    let mut by: Vec<u32> = (0..graph.len() as u32).collect();
+    // Stable, so equal texts keep insertion order.
+    by.par_sort_by(|&a, &b| text(a).cmp(text(b)));
+    let mut rank = vec![0_u32; graph.len()];
+    for (r, &i) in by.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    rank
+}
+
+/// Orders a [`TaskGraph`] with dask's tie-break ([`ranks_by_str`]).
+///
+/// **dask**: `dask.order.order(dsk)` with the chosen strategy. Every task of
+/// a `TaskGraph` counts as a task; pass `is_data` in `config` to mark dask's
+/// non-task values.
+///
+/// # Arguments
+///
+/// * `graph`: the task graph.
+/// * `config`: the strategy and dask's data-node flags (indexed by node).
+///
+/// # Returns
+///
+/// As [`order`].
+///
+/// # Errors
+///
+/// [`Error::Graph`] wrapping graph-core's cycle error (naming the keys on
+/// the cycle) or missing-dependency error, and the errors of [`order`].
+///
+/// # Complexity
+///
+/// As [`order`], plus [`ranks_by_str`].
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{TaskGraph, Term};
+/// use graph_order::{OrderConfig, order_graph};
+///
+/// let mut graph = TaskGraph::new();
+/// graph.insert("x", Term::lit(1))?;
+/// graph.insert("y", Term::call("inc", [Term::key("x")]))?;
+/// let order = order_graph(&graph, &OrderConfig::default())?;
+/// assert_eq!(order.priorities(), [0, 1]);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn order_graph(graph: &TaskGraph, config: &OrderConfig<'_>) -> Result<Order, Error> {
+    let topology = graph.topology()?;
+    order(topology, &ranks_by_str(graph), config)
+}
+
+/// A proven lower bound on the max pressure of any order of `dag`.
+///
+/// It is the largest in-degree (all inputs of a task are held before it
+/// runs), and the exact optimum when `dag` is an in-forest or an out-forest
+/// (Sethi-Ullman / Liu labels: inputs with the larger need first).
+///
+/// **dask**: has no counterpart; dask's tests pin dask's own max pressure,
+/// which this bound lets one judge.
+///
+/// # Arguments
+///
+/// * `dag`: the graph.
+///
+/// # Returns
+///
+/// A number no order's max pressure is below; on forests, the optimum
+/// (which [`Strategy::TreeOptimal`] attains).
+///
+/// # Errors
+///
+/// The graph errors of [`order`].
+///
+/// # Complexity
+///
+/// O(V + E log E) time (each task's inputs are sorted by need) and O(V + E)
+/// auxiliary space.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+///
+/// // A binary tree of 7 tasks: the best order holds 3 results at once (one
+/// // finished half while the other half gathers its two inputs).
+/// let dag = Topology::from_edges(7, [(0, 4), (1, 4), (2, 5), (3, 5), (4, 6), (5, 6)])?;
+/// assert_eq!(graph_order::lower_bound(&dag)?, 3);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn lower_bound(dag: &impl Dag) -> Result<u32, Error> {
+    Ok(tree::lower_bound(&Csr::new(dag)?))
+}
+
+/// dask's per-task ordering metrics, exposed for tests that port dask's tests
+/// of its private helpers (`ndependencies`, `_connecting_to_roots`).
+#[doc(hidden)]
+pub mod internals {
+    use graph_core::Dag;
+
+    use crate::Error;
+    use crate::csr::Csr;
+
+    /// The metrics `Strategy::Dask` sorts by, on a graph without data nodes.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct DaskMetrics {
+        /// dask's `total_dependencies`: 1 for a root, else 1 plus the sum over
+        /// dependencies (a count of paths), saturating.
+        pub total_dependencies: Vec<u64>,
+        /// The number of roots each task descends from (0 for a root):
+        /// exact up to 64 roots, a count of root buckets above.
+        pub connected_roots: Vec<u32>,
+        /// The number of leaves each task feeds (0 for a leaf), likewise.
+        pub connected_leaves: Vec<u32>,
+        /// dask's `max_dependents`: the most dependents of any connected root
+        /// (a root's own count for a root).
+        pub max_dependents: Vec<u32>,
+    }
+
+    /// Computes [`DaskMetrics`] in O(V + E) time and space.
+    ///
+    /// # Errors
+    ///
+    /// The graph errors of [`order`](crate::order()).
+    pub fn dask_metrics(dag: &impl Dag) -> Result<DaskMetrics, Error> {
+        let csr = Csr::new(dag)?;
+        let m = crate::dask::plain_metrics(&csr);
+        Ok(DaskMetrics {
+            total_dependencies: m.total,
+            connected_roots: m.root_mask.iter().map(|m| m.count_ones()).collect(),
+            connected_leaves: m.leaf_mask.iter().map(|m| m.count_ones()).collect(),
+            max_dependents: m.max_dependents,
+        })
+    }
+}

@@ -15,8 +15,14 @@ pub struct Run {
 
 /// Runs `taskgraph` with `args`, feeding `stdin` to it.
 pub fn taskgraph(args: &[&str], stdin: &[u8]) -> Run {
+    taskgraph_in(&std::env::temp_dir(), args, stdin)
+}
+
+/// Runs `taskgraph` in directory `dir`.
+pub fn taskgraph_in(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
         .args(args)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,0 +1,168 @@
+//! `taskgraph optimize FILE [--passes ...] [--keys JSON] ... -o OUT`: dask's
+//! graph optimizations on a taskgraph-json/1 file, and the optimization
+//! story of `taskgraph demo`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use graph_core::{Key, Op, json, testing};
+use graph_optimize::{FuseConfig, OptimizeConfig, Pass, Report};
+
+/// Arguments of `taskgraph optimize`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The graph (taskgraph-json/1, optionally gzip; `-` for standard input).
+    file: PathBuf,
+    /// The passes to run, in order, comma-separated: cull, inline,
+    /// inline_functions, fuse_linear, fuse.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cull,inline,inline_functions,fuse"
+    )]
+    passes: Vec<String>,
+    /// The keys wanted, as a JSON array of keys (e.g. '["a", ["x", 0]]');
+    /// default: the graph's leaves.
+    #[arg(long)]
+    keys: Option<String>,
+    /// Cheap ops for inline_functions, comma-separated (e.g. len,split).
+    #[arg(long, value_delimiter = ',')]
+    fast_ops: Vec<String>,
+    /// fuse: the most tasks fused per level, on average (dask's ave_width).
+    #[arg(long, default_value_t = 1.0)]
+    ave_width: f64,
+    /// fuse: the widest fused task (default: 1.5 + W * ln(W + 1)).
+    #[arg(long)]
+    max_width: Option<f64>,
+    /// fuse: the most levels one fused task spans (default: no limit).
+    #[arg(long)]
+    max_height: Option<f64>,
+    /// fuse: the depth below which a fusion may add input edges (default:
+    /// 1.5 * W).
+    #[arg(long)]
+    max_depth_new_edges: Option<f64>,
+    /// Keep the keys of fused tasks instead of dask's `a-b-c` names.
+    #[arg(long)]
+    no_rename_keys: bool,
+    /// Drop the aliases renaming leaves behind for keys not wanted.
+    #[arg(long)]
+    drop_aliases: bool,
+    /// Where to write the optimized graph (taskgraph-json/1; `.gz` for gzip).
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
+    let config = config(args)?;
+    let graph = json::read_path(&args.file)?;
+    // The input is not needed afterwards: its bodies move into the pipeline.
+    let (optimized, report) = graph_optimize::optimize_owned(graph, &config)?;
+    json::write_path(&optimized.graph, &args.output)?;
+    let mut out = std::io::stdout().lock();
+    write_report(&mut out, &report)?;
+    Ok(())
+}
+
+/// The pipeline the arguments ask for.
+fn config(args: &Args) -> anyhow::Result<OptimizeConfig> {
+    let passes = args
+        .passes
+        .iter()
+        .map(|name| {
+            Pass::from_name(name.trim()).with_context(|| {
+                format!(
+                    "unknown pass {name:?} (passes: cull, inline, inline_functions, fuse_linear, fuse)"
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<Pass>>>()?;
+    let keys = match &args.keys {
+        Some(text) => Some(
+            serde_json::from_str::<Vec<Key>>(text)
+                .with_context(|| format!("--keys is not a JSON array of keys: {text}"))?,
+        ),
+        None => None,
+    };
+    let fuse = FuseConfig {
+        ave_width: args.ave_width,
+        max_width: args.max_width,
+        max_height: args.max_height.unwrap_or(f64::INFINITY),
+        max_depth_new_edges: args.max_depth_new_edges,
+        rename_keys: !args.no_rename_keys,
+        drop_aliases: args.drop_aliases,
+        ..FuseConfig::default()
+    };
+    Ok(OptimizeConfig {
+        keys,
+        passes,
+        fast_ops: args.fast_ops.iter().map(|op| Op::new(op.trim())).collect(),
+        fuse,
+        ..OptimizeConfig::default()
+    })
+}
+
+/// One line per pass (tasks before -> after, time), then the total.
+fn write_report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    for pass in &report.passes {
+        writeln!(out, "{pass}")?;
+    }
+    writeln!(
+        out,
+        "{:<16} {:>10} -> {:<10} {:>10.3} ms",
+        "total",
+        report.tasks_before,
+        report.tasks_after,
+        report.total.as_secs_f64() * 1e3
+    )
+}
+
+/// The optimization story of dask's documentation, on its word-count graph:
+/// cull to the two outputs, inline the constants, inline the cheap `len`
+/// and `split`, fuse; the graph after each step.
+pub(crate) fn demo_steps(out: &mut impl Write) -> anyhow::Result<()> {
+    let graph = testing::word_count();
+    let outputs = [Key::from("print1"), Key::from("print2")];
+
+    let culled = graph_optimize::cull(&graph, &outputs)?;
+    writeln!(
+        out,
+        "cull to print1, print2: {} -> {} tasks (nothing else is needed):",
+        graph.len(),
+        culled.graph.len()
+    )?;
+    crate::demo::write_graph(out, &culled.graph)?;
+
+    let inlined = graph_optimize::inline(&culled.graph, &[], true, Some(&culled.dependencies))?;
+    writeln!(
+        out,
+        "\ninline the constants (words, val1, val2) into their users; like dask, they stay:"
+    )?;
+    crate::demo::write_graph(out, &inlined.graph)?;
+
+    let fast = [Op::new("len"), Op::new("split")];
+    let cheap = graph_optimize::inline_functions(
+        &inlined.graph,
+        &outputs,
+        &fast,
+        Some(&inlined.dependencies),
+    )?;
+    writeln!(
+        out,
+        "\ninline the cheap ops len and split: nwords is computed where it is used:"
+    )?;
+    crate::demo::write_graph(out, &cheap.graph)?;
+
+    let fused = graph_optimize::fuse(
+        &cheap.graph,
+        &FuseConfig::default(),
+        Some(&cheap.dependencies),
+    )?;
+    writeln!(
+        out,
+        "\nfuse: each count, format and print become one task, named as dask names it;\n\
+         the outputs stay as aliases, and the inlined constants, now unused, remain:"
+    )?;
+    crate::demo::write_graph(out, &fused.graph)?;
+    Ok(())
+}

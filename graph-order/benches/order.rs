@@ -1,0 +1,91 @@
+//! Benchmarks of every ordering strategy and of `diagnostics` on each
+//! generator shape at 10^4, 10^5 and 10^6 tasks.
+
+use divan::counter::ItemsCount;
+use divan::{Bencher, black_box};
+use graph_core::Topology;
+use graph_core::testing::Shape;
+use graph_order::{Order, OrderConfig, Strategy, diagnostics, order};
+
+fn main() {
+    divan::main();
+}
+
+const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
+
+fn topology(shape: Shape, n: usize) -> Topology {
+    shape
+        .generate(n, 7)
+        .topology()
+        .expect("generated graphs are acyclic")
+        .clone()
+}
+
+fn bench_strategy(bencher: Bencher<'_, '_>, shape: Shape, n: usize, strategy: Strategy) {
+    let dag = topology(shape, n);
+    let tasks = dag.node_count_for_bench();
+    bencher
+        .counter(ItemsCount::new(tasks))
+        .bench_local(|| order(black_box(&dag), &[], &OrderConfig::new(strategy)).expect("acyclic"));
+}
+
+trait Count {
+    fn node_count_for_bench(&self) -> usize;
+}
+
+impl Count for Topology {
+    fn node_count_for_bench(&self) -> usize {
+        graph_core::Dag::node_count(self)
+    }
+}
+
+macro_rules! strategy_benches {
+    ($($name:ident => $strategy:expr),* $(,)?) => {$(
+        #[divan::bench_group(sample_count = 5, sample_size = 1)]
+        mod $name {
+            use super::*;
+
+            #[divan::bench(args = SIZES)]
+            fn chain(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::Chain, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn tree(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::Tree, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn diamonds(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::Diamonds, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn random(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::Random, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn array_sum_transpose(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::ArraySumTranspose, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn array_overlap(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::ArrayOverlap, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn array_cumsum(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::ArrayCumsum, n, $strategy) }
+            #[divan::bench(args = SIZES)]
+            fn shuffle(b: Bencher<'_, '_>, n: usize) { bench_strategy(b, Shape::Shuffle, n, $strategy) }
+        }
+    )*};
+}
+
+strategy_benches! {
+    auto => Strategy::Auto,
+    dask => Strategy::Dask,
+    tree_optimal => Strategy::TreeOptimal,
+}
+
+/// `diagnostics` of the `Auto` order, on every shape.
+#[divan::bench_group(sample_count = 5, sample_size = 1)]
+mod diagnostics_auto {
+    use super::*;
+
+    #[divan::bench(args = SIZES, consts = [0, 1, 2, 3, 4, 5, 6, 7])]
+    fn shape<const S: usize>(bencher: Bencher<'_, '_>, n: usize) {
+        let dag = topology(Shape::ALL[S], n);
+        let ordered: Order = order(&dag, &[], &OrderConfig::default()).expect("acyclic");
+        bencher
+            .counter(ItemsCount::new(dag.node_count_for_bench()))
+            .bench_local(|| {
+                diagnostics(black_box(&dag), &ordered)
+                    .expect("valid order")
+                    .max_pressure
+            });
+    }
+}

@@ -1,0 +1,867 @@
+//! The `Dask` strategy: dask's critical-path ordering (the 2023 rewrite with
+//! its 2024-25 fixes), over dense state and in near-linear time.
+//!
+//! Where dask keeps per-task *sets* of connected roots and leaves, this keeps
+//! one 64-bit mask per task: roots (and leaves) are numbered by index and
+//! grouped into 64 contiguous buckets, and a task's mask holds the buckets of
+//! the roots it descends from. With at most 64 roots each bucket is one root,
+//! and every count dask takes of those sets is exact. Above that the counts
+//! are of buckets, capped at 64. See the crate docs for every departure.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use fixedbitset::FixedBitSet;
+use rayon::slice::ParallelSliceMut;
+use rustc_hash::FxHashMap;
+
+use crate::csr::Csr;
+
+const NONE: u32 = u32::MAX;
+const LIVE: u8 = 0;
+const REMOVED_LEAF: u8 = 1;
+const REMOVED_ROOT: u8 = 2;
+const BUCKETS: usize = 64;
+
+/// Assigns each of `members` (in index order) to one of 64 contiguous buckets.
+fn bucket_of(ordinal: usize, count: usize) -> u8 {
+    if count <= BUCKETS {
+        ordinal as u8
+    } else {
+        (ordinal * BUCKETS / count) as u8
+    }
+}
+
+/// dask's normalisation: data leaves with two or more dependencies and data
+/// roots with two or more dependents leave the graph (§3 of the notes).
+/// Returns the removed leaves in removal order.
+fn normalise(
+    csr: &Csr,
+    tie: &[u32],
+    is_data: &[bool],
+    removed: &mut [u8],
+    ndeps: &mut [u32],
+    ndependents: &mut [u32],
+) -> Vec<u32> {
+    let n = csr.len() as u32;
+    let mut removed_leaves = Vec::new();
+    let mut leaves: Vec<u32> = (0..n).filter(|&i| ndependents[i as usize] == 0).collect();
+    let mut roots: Vec<u32> = (0..n).filter(|&i| ndeps[i as usize] == 0).collect();
+    leaves.sort_unstable_by_key(|&i| tie[i as usize]);
+    roots.sort_unstable_by_key(|&i| tie[i as usize]);
+    // A leaf or root that is kept once stays kept (its counts only shrink and
+    // it stays a leaf or root), so each pass only needs the newcomers.
+    loop {
+        let mut removed_a_leaf = false;
+        let mut new_leaves = Vec::new();
+        for &leaf in &leaves {
+            let l = leaf as usize;
+            if removed[l] != LIVE || ndeps[l] == 0 || ndependents[l] != 0 {
+                continue;
+            }
+            if is_data[l] && ndeps[l] > 1 {
+                removed_a_leaf = true;
+                removed[l] = REMOVED_LEAF;
+                removed_leaves.push(leaf);
+                for &d in csr.deps(leaf) {
+                    if removed[d as usize] == LIVE {
+                        ndependents[d as usize] -= 1;
+                        if ndependents[d as usize] == 0 {
+                            new_leaves.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        let mut new_roots = Vec::new();
+        for &root in &roots {
+            let r = root as usize;
+            if removed[r] != LIVE || ndependents[r] == 0 || ndeps[r] != 0 {
+                continue;
+            }
+            if is_data[r] && ndependents[r] > 1 {
+                removed[r] = REMOVED_ROOT;
+                for &d in csr.dependents(root) {
+                    if removed[d as usize] == LIVE {
+                        ndeps[d as usize] -= 1;
+                        if ndeps[d as usize] == 0 {
+                            new_roots.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        if !removed_a_leaf {
+            return removed_leaves;
+        }
+        new_leaves.sort_unstable_by_key(|&i| tie[i as usize]);
+        new_roots.sort_unstable_by_key(|&i| tie[i as usize]);
+        leaves = new_leaves;
+        roots = new_roots;
+    }
+}
+
+/// dask's per-task metrics of the normalised graph (§4 of the notes).
+pub(crate) struct Metrics {
+    pub(crate) roots: Vec<u32>,
+    pub(crate) leaves: Vec<u32>,
+    pub(crate) root_bucket: Vec<u8>,
+    /// `total_dependencies`, saturating.
+    pub(crate) total: Vec<u64>,
+    /// Buckets of the roots each task descends from (empty for a root).
+    pub(crate) root_mask: Vec<u64>,
+    /// Buckets of the leaves each task feeds (empty for a leaf).
+    pub(crate) leaf_mask: Vec<u64>,
+    pub(crate) max_dependents: Vec<u32>,
+}
+
+pub(crate) fn metrics(csr: &Csr, removed: &[u8], ndeps: &[u32], ndependents: &[u32]) -> Metrics {
+    let n = csr.len();
+    let live = |v: u32| removed[v as usize] == LIVE;
+    let mut roots: Vec<u32> = Vec::new();
+    let mut leaves: Vec<u32> = Vec::new();
+    for v in 0..n as u32 {
+        if live(v) {
+            if ndeps[v as usize] == 0 {
+                roots.push(v);
+            }
+            if ndependents[v as usize] == 0 {
+                leaves.push(v);
+            }
+        }
+    }
+    let mut root_bucket = vec![0_u8; n];
+    for (ordinal, &r) in roots.iter().enumerate() {
+        root_bucket[r as usize] = bucket_of(ordinal, roots.len());
+    }
+    let mut leaf_bucket = vec![0_u8; n];
+    for (ordinal, &l) in leaves.iter().enumerate() {
+        leaf_bucket[l as usize] = bucket_of(ordinal, leaves.len());
+    }
+    // dask's `total_dependencies` counts paths, which grow exponentially on
+    // lattices; they saturate here.
+    let mut total = vec![0_u64; n];
+    let mut root_mask = vec![0_u64; n];
+    let mut max_dependents = vec![0_u32; n];
+    for &v in &csr.topo {
+        let vi = v as usize;
+        if !live(v) {
+            continue;
+        }
+        if ndeps[vi] == 0 {
+            total[vi] = 1;
+            max_dependents[vi] = ndependents[vi];
+            continue;
+        }
+        let (mut t, mut mask, mut maxd) = (1_u64, 0_u64, 0_u32);
+        for &d in csr.deps(v) {
+            let di = d as usize;
+            if !live(d) {
+                continue;
+            }
+            t = t.saturating_add(total[di]);
+            if ndeps[di] == 0 {
+                mask |= 1 << root_bucket[di];
+                maxd = maxd.max(ndependents[di]);
+            } else {
+                mask |= root_mask[di];
+                maxd = maxd.max(max_dependents[di]);
+            }
+        }
+        total[vi] = t;
+        root_mask[vi] = mask;
+        max_dependents[vi] = maxd;
+    }
+    let mut leaf_mask = vec![0_u64; n];
+    for &v in csr.topo.iter().rev() {
+        let vi = v as usize;
+        if !live(v) || ndependents[vi] == 0 {
+            continue;
+        }
+        let mut mask = 0_u64;
+        for &d in csr.dependents(v) {
+            let di = d as usize;
+            if !live(d) {
+                continue;
+            }
+            mask |= if ndependents[di] == 0 {
+                1 << leaf_bucket[di]
+            } else {
+                leaf_mask[di]
+            };
+        }
+        leaf_mask[vi] = mask;
+    }
+
+    Metrics {
+        roots,
+        leaves,
+        root_bucket,
+        total,
+        root_mask,
+        leaf_mask,
+        max_dependents,
+    }
+}
+
+/// dask's metrics of a graph without normalisation, for tests.
+pub(crate) fn plain_metrics(csr: &Csr) -> Metrics {
+    let n = csr.len();
+    let ndeps: Vec<u32> = (0..n as u32).map(|i| csr.deps(i).len() as u32).collect();
+    let ndependents: Vec<u32> = (0..n as u32)
+        .map(|i| csr.dependents(i).len() as u32)
+        .collect();
+    metrics(csr, &vec![LIVE; n], &ndeps, &ndependents)
+}
+
+/// Orders `csr` as `dask.order.order` does. `tie` is a unique rank per node
+/// (dask's `str(key)`), `is_data` is empty or marks dask's non-task nodes.
+pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
+    let n = csr.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut removed = vec![LIVE; n];
+    let mut ndeps: Vec<u32> = (0..n as u32).map(|i| csr.deps(i).len() as u32).collect();
+    let mut ndependents: Vec<u32> = (0..n as u32)
+        .map(|i| csr.dependents(i).len() as u32)
+        .collect();
+    let removed_leaves = if is_data.iter().any(|&d| d) {
+        normalise(
+            csr,
+            tie,
+            is_data,
+            &mut removed,
+            &mut ndeps,
+            &mut ndependents,
+        )
+    } else {
+        Vec::new()
+    };
+    let any_removed_root = removed.contains(&REMOVED_ROOT);
+
+    let Metrics {
+        roots,
+        leaves,
+        root_bucket,
+        total,
+        root_mask,
+        leaf_mask,
+        max_dependents,
+    } = metrics(csr, &removed, &ndeps, &ndependents);
+    let live = |v: u32| removed[v as usize] == LIVE;
+
+    // dask's `sort_key`, as one rank per live task (higher = larger key).
+    // Packed into two words and the tie rank, so the sort compares
+    // contiguous integers: total dependencies; then dependency count (capped
+    // at 2^24), connected roots (at most 64), and inverted max dependents.
+    let mut keyed: Vec<(u64, u64, u32, u32)> = (0..n as u32)
+        .filter(|&v| live(v))
+        .map(|v| {
+            let i = v as usize;
+            let lo = u64::from(ndeps[i].min((1 << 24) - 1)) << 40
+                | u64::from(root_mask[i].count_ones()) << 33
+                | u64::from(u32::MAX - max_dependents[i]);
+            (total[i], lo, tie[i], v)
+        })
+        .collect();
+    keyed.par_sort_unstable();
+    let by_rank: Vec<u32> = keyed.iter().map(|k| k.3).collect();
+    drop(keyed);
+    let mut rank = vec![NONE; n];
+    for (r, &v) in by_rank.iter().enumerate() {
+        rank[v as usize] = r as u32;
+    }
+    drop(total);
+    drop(max_dependents);
+
+    // Live adjacency, each list in ascending sort-key order: the fixed rule
+    // that stands in for dask's set iteration order.
+    let mut dep_off = vec![0_u32; n + 1];
+    let mut dpt_off = vec![0_u32; n + 1];
+    for v in 0..n {
+        dep_off[v + 1] = dep_off[v] + if live(v as u32) { ndeps[v] } else { 0 };
+        dpt_off[v + 1] = dpt_off[v] + if live(v as u32) { ndependents[v] } else { 0 };
+    }
+    let mut dep_fill = dep_off.clone();
+    let mut dpt_fill = dpt_off.clone();
+    let mut deps_sorted = vec![0_u32; dep_off[n] as usize];
+    let mut dpts_sorted = vec![0_u32; dpt_off[n] as usize];
+    for &x in &by_rank {
+        for &v in csr.dependents(x) {
+            if live(v) {
+                deps_sorted[dep_fill[v as usize] as usize] = x;
+                dep_fill[v as usize] += 1;
+            }
+        }
+        for &d in csr.deps(x) {
+            if live(d) {
+                dpts_sorted[dpt_fill[d as usize] as usize] = x;
+                dpt_fill[d as usize] += 1;
+            }
+        }
+    }
+    drop(dep_fill);
+    drop(dpt_fill);
+
+    // Leaf degrees (§8): for each leaf that is not also a root, the number of
+    // root buckets it descends from that still have a root to run.
+    let mut degree = vec![0_u8; n];
+    let mut buckets: Vec<BinaryHeap<Reverse<u32>>> = vec![BinaryHeap::new(); BUCKETS + 1];
+    let mut bucket_count = [0_u32; BUCKETS + 1];
+    let mut bucket_remaining = [0_u32; BUCKETS];
+    for &r in &roots {
+        bucket_remaining[root_bucket[r as usize] as usize] += 1;
+    }
+    let mut bl_off = [0_u32; BUCKETS + 1];
+    for &l in &leaves {
+        if ndeps[l as usize] == 0 {
+            continue;
+        }
+        let mask = root_mask[l as usize];
+        degree[l as usize] = mask.count_ones() as u8;
+        buckets[mask.count_ones() as usize].push(Reverse(rank[l as usize]));
+        bucket_count[mask.count_ones() as usize] += 1;
+        for b in 0..BUCKETS {
+            if mask >> b & 1 == 1 {
+                bl_off[b + 1] += 1;
+            }
+        }
+    }
+    for b in 0..BUCKETS {
+        bl_off[b + 1] += bl_off[b];
+    }
+    let mut bl_fill = bl_off;
+    let mut bucket_leaves = vec![0_u32; bl_off[BUCKETS] as usize];
+    for &l in &leaves {
+        if ndeps[l as usize] == 0 {
+            continue;
+        }
+        let mask = root_mask[l as usize];
+        for b in 0..BUCKETS {
+            if mask >> b & 1 == 1 {
+                bucket_leaves[bl_fill[b] as usize] = l;
+                bl_fill[b] += 1;
+            }
+        }
+    }
+
+    // `use_longest_path` decides which end of the sorted leaves comes first.
+    let longest = {
+        let (r, l) = (roots.len() as f64, leaves.len() as f64);
+        let mut longest = true;
+        if !roots.is_empty() && (r - l).abs() / r < 0.8 {
+            let mut by_key = roots.clone();
+            by_key.sort_unstable_by_key(|&v| rank[v as usize]);
+            let mut size = 0;
+            for &v in &by_key {
+                let count = leaf_mask[v as usize].count_ones();
+                if size == 0 {
+                    size = count;
+                } else if size != count {
+                    longest = false;
+                    break;
+                }
+            }
+        }
+        longest
+    };
+    drop(leaf_mask);
+    let mut leaf_sorted = leaves.clone();
+    leaf_sorted.sort_unstable_by_key(|&v| rank[v as usize]);
+    if !longest {
+        leaf_sorted.reverse();
+    }
+
+    let mut is_root = FixedBitSet::with_capacity(n);
+    for &r in &roots {
+        is_root.insert(r as usize);
+    }
+    let mut leaf_live = FixedBitSet::with_capacity(n);
+    for &l in &leaves {
+        leaf_live.insert(l as usize);
+    }
+    let n_live = by_rank.len();
+    let mut state = State {
+        csr,
+        removed,
+        tie,
+        any_removed_root,
+        ndeps,
+        num_needed: Vec::new(),
+        deps_sorted,
+        dep_off,
+        dpts_sorted,
+        dpt_off,
+        prio: vec![NONE; n],
+        next: 0,
+        live_done: 0,
+        runnable_hull: FixedBitSet::with_capacity(n),
+        reachable: FixedBitSet::with_capacity(n),
+        reachable_count: 0,
+        leaf_live,
+        is_root,
+        degree,
+        buckets,
+        bucket_count,
+        hull_buckets: vec![BinaryHeap::new(); BUCKETS + 1],
+        hull_count: [0; BUCKETS + 1],
+        rank,
+        node_of_rank: by_rank,
+        root_bucket,
+        bucket_remaining,
+        bl_off,
+        bucket_leaves,
+        leaf_sorted,
+        runnable: Vec::new(),
+        known: FxHashMap::default(),
+        stack: Vec::new(),
+        scratch: Vec::new(),
+        scratch_known: Vec::new(),
+        pool: Vec::new(),
+        branches: VecDeque::new(),
+    };
+    state.num_needed = state.ndeps.clone();
+    state.run(n_live);
+    state.finish(removed_leaves)
+}
+
+struct State<'a> {
+    csr: &'a Csr,
+    removed: Vec<u8>,
+    tie: &'a [u32],
+    any_removed_root: bool,
+    ndeps: Vec<u32>,
+    num_needed: Vec<u32>,
+    deps_sorted: Vec<u32>,
+    dep_off: Vec<u32>,
+    dpts_sorted: Vec<u32>,
+    dpt_off: Vec<u32>,
+    prio: Vec<u32>,
+    next: u32,
+    live_done: usize,
+    runnable_hull: FixedBitSet,
+    reachable: FixedBitSet,
+    reachable_count: usize,
+    leaf_live: FixedBitSet,
+    is_root: FixedBitSet,
+    degree: Vec<u8>,
+    /// Per degree, the ranks of the leaves of that degree: min-heaps with
+    /// lazy deletion (an entry is live while its leaf still has that degree),
+    /// and the exact number of live entries.
+    buckets: Vec<BinaryHeap<Reverse<u32>>>,
+    bucket_count: [u32; BUCKETS + 1],
+    /// The same, for leaves in the reachable hull.
+    hull_buckets: Vec<BinaryHeap<Reverse<u32>>>,
+    hull_count: [u32; BUCKETS + 1],
+    rank: Vec<u32>,
+    node_of_rank: Vec<u32>,
+    root_bucket: Vec<u8>,
+    bucket_remaining: [u32; BUCKETS],
+    bl_off: [u32; BUCKETS + 1],
+    bucket_leaves: Vec<u32>,
+    leaf_sorted: Vec<u32>,
+    runnable: Vec<u32>,
+    known: FxHashMap<u32, Vec<Vec<u32>>>,
+    stack: Vec<u32>,
+    scratch: Vec<u32>,
+    scratch_known: Vec<u32>,
+    /// Spent path vectors, reused to keep allocation out of the hot loop.
+    pool: Vec<Vec<u32>>,
+    branches: VecDeque<(u32, Vec<u32>)>,
+}
+
+impl State<'_> {
+    #[inline]
+    fn done(&self, v: u32) -> bool {
+        self.prio[v as usize] != NONE
+    }
+
+    #[inline]
+    fn deps_of(&self, v: u32) -> std::ops::Range<usize> {
+        self.dep_off[v as usize] as usize..self.dep_off[v as usize + 1] as usize
+    }
+
+    #[inline]
+    fn dependents_of(&self, v: u32) -> std::ops::Range<usize> {
+        self.dpt_off[v as usize] as usize..self.dpt_off[v as usize + 1] as usize
+    }
+
+    fn hull_add(&mut self, v: u32) {
+        let vi = v as usize;
+        if !self.reachable.contains(vi) {
+            self.reachable.insert(vi);
+            self.reachable_count += 1;
+            let d = self.degree[vi] as usize;
+            if d > 0 {
+                self.hull_buckets[d].push(Reverse(self.rank[vi]));
+                self.hull_count[d] += 1;
+            }
+        }
+    }
+
+    fn hull_remove(&mut self, v: u32) {
+        let vi = v as usize;
+        if self.reachable.contains(vi) {
+            self.reachable.set(vi, false);
+            self.reachable_count -= 1;
+            let d = self.degree[vi] as usize;
+            if d > 0 {
+                self.hull_count[d] -= 1;
+            }
+        }
+    }
+
+    /// Moves a leaf to the next lower degree bucket (or out of them).
+    fn decrement_degree(&mut self, leaf: u32) {
+        let li = leaf as usize;
+        let d = self.degree[li] as usize;
+        let r = self.rank[li];
+        let in_hull = self.reachable.contains(li);
+        self.bucket_count[d] -= 1;
+        if in_hull {
+            self.hull_count[d] -= 1;
+        }
+        self.degree[li] = (d - 1) as u8;
+        if d > 1 {
+            self.buckets[d - 1].push(Reverse(r));
+            self.bucket_count[d - 1] += 1;
+            if in_hull {
+                self.hull_buckets[d - 1].push(Reverse(r));
+                self.hull_count[d - 1] += 1;
+            }
+        }
+    }
+
+    /// dask's three discards at the top of `add_to_result`, plus dropping a
+    /// finished leaf from the degree buckets (a no-op when buckets are exact).
+    fn forget(&mut self, v: u32) {
+        let vi = v as usize;
+        self.runnable_hull.set(vi, false);
+        self.hull_remove(v);
+        self.leaf_live.set(vi, false);
+        let d = self.degree[vi] as usize;
+        if d > 0 {
+            self.bucket_count[d] -= 1;
+            self.degree[vi] = 0;
+        }
+    }
+
+    /// `add_to_result`: gives `item` the next priority, then follows single
+    /// dependents that became runnable, depth first.
+    fn add(&mut self, item: u32) {
+        self.stack.push(item);
+        while let Some(item) = self.stack.pop() {
+            let i = item as usize;
+            if self.done(item) {
+                self.forget(item);
+                continue;
+            }
+            // dask never adds a task that still waits for an input; guarding
+            // here keeps every order valid even on paths dask did not foresee.
+            if self.num_needed[i] != 0 {
+                continue;
+            }
+            self.forget(item);
+            if self.any_removed_root {
+                self.scratch.clear();
+                for &d in self.csr.deps(item) {
+                    if self.removed[d as usize] == REMOVED_ROOT && !self.done(d) {
+                        self.scratch.push(d);
+                    }
+                }
+                let tie = self.tie;
+                self.scratch.sort_unstable_by_key(|&d| tie[d as usize]);
+                for k in 0..self.scratch.len() {
+                    let d = self.scratch[k];
+                    self.prio[d as usize] = self.next;
+                    self.next += 1;
+                }
+            }
+            self.prio[i] = self.next;
+            self.next += 1;
+            self.live_done += 1;
+            if self.is_root.contains(i) {
+                let b = self.root_bucket[i] as usize;
+                self.bucket_remaining[b] -= 1;
+                if self.bucket_remaining[b] == 0 {
+                    for k in self.bl_off[b] as usize..self.bl_off[b + 1] as usize {
+                        let leaf = self.bucket_leaves[k];
+                        if self.degree[leaf as usize] > 0 {
+                            self.decrement_degree(leaf);
+                        }
+                    }
+                }
+            }
+            let range = self.dependents_of(item);
+            let single = range.len() == 1;
+            for k in range {
+                let dep = self.dpts_sorted[k];
+                self.num_needed[dep as usize] -= 1;
+                self.hull_add(dep);
+                if self.num_needed[dep as usize] == 0 {
+                    if single {
+                        self.stack.push(dep);
+                    } else {
+                        self.runnable.push(dep);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_path(&mut self, path: &[u32]) {
+        for &k in path {
+            self.add(k);
+        }
+    }
+
+    /// `get_target`: the leaf to aim for next.
+    fn get_target(&mut self) -> Option<u32> {
+        let min = (1..=BUCKETS).find(|&d| self.bucket_count[d] > 0);
+        match min {
+            Some(d) if self.reachable_count > 0 => {
+                let hull = self.hull_count[d] > 0;
+                let heap = if hull {
+                    &mut self.hull_buckets[d]
+                } else {
+                    &mut self.buckets[d]
+                };
+                while let Some(&Reverse(r)) = heap.peek() {
+                    let v = self.node_of_rank[r as usize] as usize;
+                    if self.degree[v] as usize == d && (!hull || self.reachable.contains(v)) {
+                        return Some(v as u32);
+                    }
+                    heap.pop();
+                }
+                None
+            }
+            _ => self.leaf_sorted.pop(),
+        }
+    }
+
+    /// A cleared vector from the pool of spent paths.
+    fn fresh_path(&mut self) -> Vec<u32> {
+        let mut path = self.pool.pop().unwrap_or_default();
+        path.clear();
+        path
+    }
+
+    fn recycle(&mut self, path: Vec<u32>) {
+        self.pool.push(path);
+    }
+
+    /// `process_runnables`: follows newly runnable tasks along linear paths,
+    /// and runs a path when it finishes a leaf or unlocks a reducer.
+    fn process_runnables(&mut self) {
+        let mut branches = std::mem::take(&mut self.branches);
+        while !self.runnable.is_empty() {
+            let mut candidates = std::mem::take(&mut self.runnable);
+            while let Some(key) = candidates.pop() {
+                if self.runnable_hull.contains(key as usize) || self.done(key) {
+                    continue;
+                }
+                if self.leaf_live.contains(key as usize) {
+                    self.add(key);
+                    continue;
+                }
+                let mut first = self.fresh_path();
+                first.push(key);
+                branches.push_back((0, first));
+                while let Some((mut nsplits, mut path)) = branches.pop_front() {
+                    loop {
+                        let current = *path.last().expect("paths are never empty");
+                        let ci = current as usize;
+                        self.runnable_hull.insert(ci);
+                        let down = self.dependents_of(current);
+                        if down.is_empty() {
+                            if self.num_needed[ci] <= 1 {
+                                self.add_path(&path);
+                            } else {
+                                self.runnable_hull.set(ci, false);
+                            }
+                            self.recycle(path);
+                            break;
+                        } else if path.len() == 1 || self.ndeps[ci] == 1 {
+                            if down.len() > 1 {
+                                nsplits += 1;
+                                for k in down {
+                                    let d = self.dpts_sorted[k];
+                                    if self.ndeps[d as usize] == 1 {
+                                        let mut branch = self.fresh_path();
+                                        branch.extend_from_slice(&path);
+                                        branch.push(d);
+                                        branches.push_back((nsplits, branch));
+                                    }
+                                }
+                                self.recycle(path);
+                                break;
+                            }
+                            path.push(self.dpts_sorted[down.start]);
+                            continue;
+                        } else if let Some(list) = self.known.get_mut(&current) {
+                            list.push(path);
+                            let count = list.len();
+                            self.runnable_hull.set(ci, false);
+                            if count >= self.num_needed[ci] as usize {
+                                let all = self.known.remove(&current).unwrap_or_default();
+                                let mut pruned: Vec<Vec<u32>> = Vec::with_capacity(all.len());
+                                for p in all {
+                                    if p.len() < 2 || !self.done(p[p.len() - 2]) {
+                                        pruned.push(p);
+                                    } else {
+                                        self.recycle(p);
+                                    }
+                                }
+                                if pruned.len() < self.num_needed[ci] as usize {
+                                    self.known.insert(current, pruned);
+                                } else if nsplits > 1 {
+                                    let mut merged = self.fresh_path();
+                                    for p in pruned {
+                                        merged.extend_from_slice(&p);
+                                        self.recycle(p);
+                                    }
+                                    branches.push_back((nsplits - 1, merged));
+                                } else {
+                                    self.run_paths(pruned);
+                                }
+                            }
+                            break;
+                        } else if self.ndeps[ci] > 1 && self.num_needed[ci] <= 1 {
+                            self.add_path(&path);
+                            self.recycle(path);
+                            break;
+                        } else {
+                            self.known.insert(current, vec![path]);
+                            self.runnable_hull.set(ci, false);
+                            break;
+                        }
+                    }
+                }
+            }
+            // Keep the candidates' allocation for the next round.
+            candidates.clear();
+            if self.runnable.is_empty() {
+                self.runnable = candidates;
+            }
+        }
+        self.branches = branches;
+    }
+
+    /// Runs cached paths into one reducer, re-queueing a path whose next task
+    /// waits for another path. dask loops until all are done; this stops if a
+    /// whole round makes no progress, so it can never spin.
+    fn run_paths(&mut self, paths: Vec<Vec<u32>>) {
+        let mut queue: VecDeque<Vec<u32>> = paths.into();
+        let mut stalled = 0;
+        while let Some(p) = queue.pop_front() {
+            let before = self.next;
+            let mut blocked = false;
+            for &k in &p {
+                if self.num_needed[k as usize] != 0 {
+                    blocked = true;
+                    break;
+                }
+                self.add(k);
+            }
+            if blocked {
+                stalled = if self.next == before { stalled + 1 } else { 0 };
+                if stalled > queue.len() {
+                    break;
+                }
+                queue.push_back(p);
+            } else {
+                self.recycle(p);
+            }
+        }
+    }
+
+    /// The main loop (§9): pick a target leaf, build its critical path, and
+    /// walk it, backing up through inputs that are not ready yet.
+    fn run(&mut self, n_live: usize) {
+        let mut critical: Vec<u32> = Vec::new();
+        while self.live_done < n_live {
+            let Some(target) = self.get_target() else {
+                break;
+            };
+            critical.clear();
+            critical.push(target);
+            let mut item = self.deps_of(target).last().map(|k| self.deps_sorted[k]);
+            while let Some(it) = item {
+                critical.push(it);
+                let start = critical.len();
+                for k in self.deps_of(it) {
+                    let d = self.deps_sorted[k];
+                    if !self.done(d) {
+                        critical.push(d);
+                    }
+                }
+                item = (critical.len() > start).then(|| critical[critical.len() - 1]);
+            }
+            let mut walked_back = false;
+            while let Some(item) = critical.pop() {
+                if self.done(item) {
+                    continue;
+                }
+                if self.num_needed[item as usize] > 0 {
+                    critical.push(item);
+                    self.scratch.clear();
+                    self.scratch_known.clear();
+                    for k in self.deps_of(item) {
+                        let d = self.deps_sorted[k];
+                        if self.done(d) {
+                            continue;
+                        }
+                        if self.known.contains_key(&d) {
+                            self.scratch_known.push(d);
+                        } else {
+                            self.scratch.push(d);
+                        }
+                    }
+                    if self.scratch.len() > 1 {
+                        walked_back = true;
+                    }
+                    critical.extend_from_slice(&self.scratch);
+                    for k in 0..self.scratch_known.len() {
+                        let d = self.scratch_known[k];
+                        if let Some(paths) = self.known.remove(&d) {
+                            for p in paths {
+                                critical.extend(p.iter().rev());
+                                self.recycle(p);
+                            }
+                        }
+                    }
+                    continue;
+                }
+                if walked_back && self.runnable.len() < critical.len() {
+                    self.process_runnables();
+                }
+                self.add(item);
+            }
+            self.process_runnables();
+        }
+    }
+
+    /// Priorities for whatever the main loop left (never, on any graph we
+    /// know of, but an order must be complete), then the removed leaves last.
+    fn finish(mut self, removed_leaves: Vec<u32>) -> Vec<u32> {
+        let topo = &self.csr.topo;
+        for &v in topo {
+            if self.removed[v as usize] == LIVE && !self.done(v) {
+                self.num_needed[v as usize] = 0;
+                self.add(v);
+            }
+        }
+        for &v in topo {
+            if self.removed[v as usize] == REMOVED_ROOT && !self.done(v) {
+                self.prio[v as usize] = self.next;
+                self.next += 1;
+            }
+        }
+        let n = self.prio.len() as u32;
+        for (k, &leaf) in removed_leaves.iter().enumerate() {
+            self.prio[leaf as usize] = n - 1 - k as u32;
+        }
+        self.prio
+    }
+}
