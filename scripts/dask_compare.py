@@ -122,15 +122,29 @@ def measure(taskgraph, path, shape, size):
     seconds, _ = timed(dask.threaded.get, dsk, keys, num_workers=2)
     row("threaded.get", seconds)
 
-    ours = subprocess.run(
-        [taskgraph, "run", path, "--json", "--threads", "2"], check=True, capture_output=True, text=True
-    )
-    report = json.loads(ours.stdout)
-    r = {"shape": shape, "tasks": len(dsk), "op": "run", "system": "taskgraph", "seconds": report["seconds"],
-         "peak_held": report["peak_held"]}
-    rows.append(r)
-    print(json.dumps(r), flush=True)
+    def ours(op, seconds, **extra):
+        r = {"shape": shape, "tasks": len(dsk), "op": op, "system": "taskgraph", "seconds": seconds, **extra}
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+
+    for strategy in ["auto", "dask"]:
+        summary = subprocess.run([taskgraph, "order", path, "--strategy", strategy],
+                                 check=True, capture_output=True, text=True).stdout
+        pressure = int(summary.split("max pressure")[1].split()[0])
+        ours(f"order ({strategy})", parse_time(summary.split("time")[-1]), max_pressure=pressure)
+    report = json.loads(subprocess.run([taskgraph, "run", path, "--json", "--threads", "2"],
+                                       check=True, capture_output=True, text=True).stdout)
+    ours("run (2 threads)", report["seconds"], peak_held=report["peak_held"])
+    report = json.loads(subprocess.run([taskgraph, "run", path, "--json", "--threads", "1"],
+                                       check=True, capture_output=True, text=True).stdout)
+    ours("run (1 thread)", report["seconds"], peak_held=report["peak_held"])
     return rows
+
+
+def parse_time(text):
+    """Seconds from a summary's time figure: '11.854 ms', '0.7 s', '950 us'."""
+    value, unit = text.split()[:2]
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}[unit]
 
 
 def main():
@@ -153,11 +167,12 @@ def main():
                            check=True, capture_output=True)
             rows.extend(measure(args.taskgraph, path, shape, size))
     print()
-    print("| shape | tasks | op | dask (s) | us/task |")
-    print("|---|---:|---|---:|---:|")
+    print("| shape | tasks | system | operation | seconds | us/task | max pressure / peak held |")
+    print("|---|---:|---|---|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['shape']} | {r['tasks']} | {r['op']} ({r['system']}) | {r['seconds']:.4f} | "
-              f"{1e6 * r['seconds'] / r['tasks']:.2f} |")
+        memory = r.get("max_pressure", r.get("peak_held", ""))
+        print(f"| {r['shape']} | {r['tasks']} | {r['system']} | {r['op']} | {r['seconds']:.4f} | "
+              f"{1e6 * r['seconds'] / r['tasks']:.2f} | {memory} |")
 
 
 if __name__ == "__main__":
