@@ -2,7 +2,7 @@
 //! a static ordering, freeing every intermediate result as soon as it can.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
@@ -221,6 +221,9 @@ impl LocalExecutor {
     }
 }
 
+/// The most tasks a worker takes from the queue at once.
+const BATCH: usize = 16;
+
 /// What one worker did: its op timings, tasks run, and the most results it saw
 /// held when it started a task.
 struct Tally {
@@ -339,9 +342,14 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
         };
         let mut stack = Vec::new();
         let mut ready = Vec::new();
+        let mut batch = VecDeque::new();
         let mut next = None;
         loop {
-            let Some(rank) = next.take().or_else(|| self.pop()) else {
+            let Some(rank) = next
+                .take()
+                .or_else(|| batch.pop_front())
+                .or_else(|| self.pop(&mut batch))
+            else {
                 return tally;
             };
             if self.stop.load(Ordering::Relaxed) {
@@ -367,7 +375,7 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
                     ready.push(self.rank(dependent));
                 }
             }
-            next = self.choose(&mut ready);
+            next = self.choose(&mut ready, &mut batch);
         }
     }
 
@@ -407,23 +415,31 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
         Ok(())
     }
 
-    /// Picks the task to run next from the newly ready ones and the queue, and
-    /// leaves the rest in the queue, waking sleepers for them.
-    fn choose(&self, ready: &mut Vec<u64>) -> Option<u64> {
+    /// Picks the task to run next from the newly ready ones, the worker's
+    /// batch and the queue, and leaves the rest in the queue, waking sleepers
+    /// for them. `None` means: run the batch's first task next.
+    fn choose(&self, ready: &mut Vec<u64>, batch: &mut VecDeque<u64>) -> Option<u64> {
         let best_at = (0..ready.len()).min_by_key(|&i| ready[i])?;
         let best = ready.swap_remove(best_at);
+        let batch_best = batch.front().copied().unwrap_or(u64::MAX);
         if ready.is_empty() && best < self.queue_best.load(Ordering::Acquire) {
-            return Some(best);
+            if best < batch_best {
+                return Some(best);
+            }
+            // The batch is sorted and short: keep it sorted.
+            let at = batch.partition_point(|&rank| rank < best);
+            batch.insert(at, best);
+            return None;
         }
         let mut queue = lock(&self.queue);
         queue.heap.extend(ready.drain(..).map(Reverse));
+        queue.heap.push(Reverse(best));
         let chosen = match queue.heap.peek() {
-            Some(&Reverse(top)) if top < best => {
+            Some(&Reverse(top)) if top < batch_best => {
                 queue.heap.pop();
-                queue.heap.push(Reverse(best));
-                top
+                Some(top)
             }
-            _ => best,
+            _ => None,
         };
         self.queue_best.store(
             queue.heap.peek().map_or(u64::MAX, |Reverse(r)| *r),
@@ -434,18 +450,25 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
         for _ in 0..spare {
             self.wake.notify_one();
         }
-        Some(chosen)
+        chosen
     }
 
     /// The best queued task, sleeping until there is one; `None` once the run
     /// is over.
-    fn pop(&self) -> Option<u64> {
+    fn pop(&self, batch: &mut VecDeque<u64>) -> Option<u64> {
         let mut queue = lock(&self.queue);
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return None;
             }
             if let Some(Reverse(rank)) = queue.heap.pop() {
+                // With several workers, take a share of a long queue at once,
+                // so that wide graphs do not pay for the lock on every task.
+                // One worker takes one task at a time and so keeps the order.
+                if self.n_threads > 1 {
+                    let share = (queue.heap.len() / self.n_threads).min(BATCH);
+                    batch.extend((0..share).filter_map(|_| queue.heap.pop().map(|Reverse(r)| r)));
+                }
                 self.queue_best.store(
                     queue.heap.peek().map_or(u64::MAX, |Reverse(r)| *r),
                     Ordering::Release,
