@@ -5,9 +5,8 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use graph_assign::{Assignment, Metrics, Workers, assign, assign_mars, costs_of, sizes_of};
-use graph_core::{TaskGraph, json};
+use graph_core::TaskGraph;
 
 /// Arguments of `taskgraph assign`.
 #[derive(Debug, clap::Args)]
@@ -37,10 +36,12 @@ enum Strategy {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph =
-        json::read_path(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let graph = crate::busy::read_graph(&args.file)?;
     let workers = Workers::new(args.workers)?;
-    let (assignment, metrics, elapsed) = place(&graph, &workers, args.strategy)?;
+    let (assignment, metrics, elapsed) = {
+        let _busy = crate::busy::Busy::start("placing");
+        place(&graph, &workers, args.strategy)?
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     if args.json {
         write_json(&mut out, &graph, &assignment, &metrics)?;

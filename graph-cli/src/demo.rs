@@ -24,6 +24,10 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     crate::stats::write_table(&mut out, &GraphStats::of(graph.topology()?))?;
     writeln!(out)?;
 
+    writeln!(out, "Optimized as dask's optimization docs do it:")?;
+    crate::optimize::demo_steps(&mut out)?;
+    writeln!(out)?;
+
     let graph = crate::rewrite::demo_step(&mut out, &graph)?;
     writeln!(out)?;
 

@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use graph_core::json;
 use graph_core::testing::Shape;
 
 /// Arguments of `taskgraph generate`.
@@ -40,7 +39,7 @@ fn parse_shape(name: &str) -> Result<Shape, String> {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let graph = args.shape.generate(args.tasks, args.seed);
-    json::write_path(&graph, &args.output)?;
+    crate::busy::write_graph(&graph, &args.output)?;
     if args.output.as_os_str() != "-" {
         writeln!(
             std::io::stdout(),

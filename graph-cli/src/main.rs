@@ -2,9 +2,11 @@
 //! module with its clap arguments and a `run` function.
 
 mod assign;
+mod busy;
 mod demo;
 mod generate;
 mod keys;
+mod optimize;
 mod order;
 mod rewrite;
 mod run;
@@ -37,6 +39,8 @@ enum Command {
     Stats(stats::Args),
     /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
     Assign(assign::Args),
+    /// Simplify a graph: cull, inline, inline_functions, fuse_linear, fuse.
+    Optimize(optimize::Args),
     /// A static order that keeps few results in memory, with its max pressure.
     Order(order::Args),
     /// Rewrite every task's term with rules from a JSON file.
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),
         Command::Assign(args) => assign::run(&args),
+        Command::Optimize(args) => optimize::run(&args),
         Command::Order(args) => order::run(&args),
         Command::Rewrite(args) => rewrite::run(&args),
         Command::Run(args) => run::run(&args),

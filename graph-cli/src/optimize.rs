@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use graph_core::{Key, Op, json, testing};
+use graph_core::{Key, Op, testing};
 use graph_optimize::{FuseConfig, OptimizeConfig, Pass, Report};
 
 /// Arguments of `taskgraph optimize`.
@@ -55,10 +55,13 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let config = config(args)?;
-    let graph = json::read_path(&args.file)?;
+    let graph = crate::busy::read_graph(&args.file)?;
     // The input is not needed afterwards: its bodies move into the pipeline.
-    let (optimized, report) = graph_optimize::optimize_owned(graph, &config)?;
-    json::write_path(&optimized.graph, &args.output)?;
+    let (optimized, report) = {
+        let _busy = crate::busy::Busy::start("optimizing");
+        graph_optimize::optimize_owned(graph, &config)?
+    };
+    crate::busy::write_graph(&optimized.graph, &args.output)?;
     let mut out = std::io::stdout().lock();
     write_report(&mut out, &report)?;
     Ok(())
@@ -77,13 +80,7 @@ fn config(args: &Args) -> anyhow::Result<OptimizeConfig> {
             })
         })
         .collect::<anyhow::Result<Vec<Pass>>>()?;
-    let keys = match &args.keys {
-        Some(text) => Some(
-            serde_json::from_str::<Vec<Key>>(text)
-                .with_context(|| format!("--keys is not a JSON array of keys: {text}"))?,
-        ),
-        None => None,
-    };
+    let keys = args.keys.as_deref().map(crate::keys::parse).transpose()?;
     let fuse = FuseConfig {
         ave_width: args.ave_width,
         max_width: args.max_width,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use graph_core::{TaskGraph, json};
+use graph_core::TaskGraph;
 use graph_order::{Order, OrderConfig, Strategy, lower_bound, max_pressure, order_graph};
 
 /// The strategies offered on the command line.
@@ -69,8 +69,11 @@ fn order_with(graph: &TaskGraph, strategy: Strategy) -> anyhow::Result<Ordered> 
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = json::read_path(&args.file)?;
-    let ordered = order_with(&graph, args.strategy.strategy())?;
+    let graph = crate::busy::read_graph(&args.file)?;
+    let ordered = {
+        let _busy = crate::busy::Busy::start("ordering");
+        order_with(&graph, args.strategy.strategy())?
+    };
     let name = args.strategy.strategy().name();
     if let Some(path) = &args.out {
         let file =

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use graph_core::{Body, TaskGraph, json};
+use graph_core::{Body, TaskGraph};
 use graph_rewrite::{Pattern, RewriteReport, RewriteRule, RuleSet, Strategy};
 
 /// Arguments of `taskgraph rewrite`.
@@ -60,16 +60,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let strategy = args.strategy()?;
     let rules = graph_rewrite::json::read_path(&args.rules)?;
     let started = Instant::now();
-    let mut graph = json::read_path(&args.file)?;
+    let mut graph = crate::busy::read_graph(&args.file)?;
     let read = started.elapsed();
 
     let started = Instant::now();
+    let busy = crate::busy::Busy::start("rewriting");
     let report = graph_rewrite::par_rewrite_graph_in_place(&mut graph, &rules, strategy)
         .with_context(|| format!("rewriting {}", args.file.display()))?;
     let rewritten = started.elapsed();
+    drop(busy);
 
     let started = Instant::now();
-    json::write_path(&graph, &args.output)?;
+    crate::busy::write_graph(&graph, &args.output)?;
     let written = started.elapsed();
 
     // The summary goes to standard error when the graph goes to standard

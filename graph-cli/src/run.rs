@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use graph_core::{Key, TaskGraph, json};
+use graph_core::{Key, TaskGraph};
 use graph_exec::{Callbacks, Dynamic, LocalExecutor, OpRegistry, Output, Request, Run, RunOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -36,9 +36,12 @@ struct JsonReport<'a> {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = json::read_path(&args.file)?;
+    let graph = crate::busy::read_graph(&args.file)?;
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
-    let priorities = priorities_for(&graph)?;
+    let priorities = {
+        let _busy = crate::busy::Busy::start("ordering");
+        priorities_for(&graph)?
+    };
     let started = Instant::now();
     let run = execute(&graph, &keys, args.threads, priorities)?;
     let seconds = started.elapsed().as_secs_f64();

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use graph_core::{GraphStats, json};
+use graph_core::GraphStats;
 
 /// Arguments of `taskgraph stats`.
 #[derive(Debug, clap::Args)]
@@ -16,7 +16,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = json::read_path(&args.file)?;
+    let graph = crate::busy::read_graph(&args.file)?;
     let stats = GraphStats::of(graph.topology()?);
     let mut out = std::io::stdout().lock();
     if args.json {

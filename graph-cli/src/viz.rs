@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
-use graph_core::{Dag, Key, TaskGraph, json};
+use graph_core::{Dag, Key, TaskGraph};
 
 /// What the fill colour of a task shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -45,7 +45,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = json::read_path(&args.file)?;
+    let graph = crate::busy::read_graph(&args.file)?;
     if graph.len() > args.max_tasks {
         bail!(
             "{} has {} tasks, more than --max-tasks {}: a picture that large shows nothing. \

@@ -1,0 +1,66 @@
+//! A spinner on standard error for steps that take more than a second, shown
+//! only on a terminal, and the reading and writing of graph files under one.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use graph_core::{TaskGraph, json};
+use indicatif::ProgressBar;
+
+/// Shows `message` with a spinner once a second has passed, until dropped.
+pub(crate) struct Busy {
+    done: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Busy {
+    pub(crate) fn start(message: impl Into<String>) -> Busy {
+        if !std::io::stderr().is_terminal() {
+            return Busy {
+                done: None,
+                thread: None,
+            };
+        }
+        let (done, finished) = mpsc::channel::<()>();
+        let message = message.into();
+        let thread = std::thread::spawn(move || {
+            if finished.recv_timeout(Duration::from_secs(1)) != Err(RecvTimeoutError::Timeout) {
+                return;
+            }
+            let spinner = ProgressBar::new_spinner();
+            spinner.set_message(message);
+            spinner.enable_steady_tick(Duration::from_millis(100));
+            // Until the sender is dropped.
+            let _ = finished.recv();
+            spinner.finish_and_clear();
+        });
+        Busy {
+            done: Some(done),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        drop(self.done.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Reads a graph file (or standard input for `-`), with a spinner if slow.
+pub(crate) fn read_graph(path: &Path) -> anyhow::Result<TaskGraph> {
+    let _busy = Busy::start(format!("reading {}", path.display()));
+    Ok(json::read_path(path)?)
+}
+
+/// Writes a graph file (or standard output for `-`), with a spinner if slow.
+pub(crate) fn write_graph(graph: &TaskGraph, path: &Path) -> anyhow::Result<()> {
+    let _busy = Busy::start(format!("writing {}", path.display()));
+    Ok(json::write_path(graph, path)?)
+}

@@ -1,0 +1,77 @@
+//! `taskgraph optimize`: a line per pass, the optimized graph written and
+//! still runnable, and errors for bad passes and keys.
+
+mod common;
+
+use common::{scratch, taskgraph};
+use graph_core::{json, testing};
+
+#[test]
+fn passes_report_and_write_a_runnable_graph() {
+    let dir = scratch("optimize");
+    let input = dir.join("in.json");
+    let output = dir.join("out.json.gz");
+    json::write_path(&testing::word_count(), &input).unwrap();
+    let run = taskgraph(
+        &[
+            "optimize",
+            input.to_str().unwrap(),
+            "--keys",
+            r#"["print1", "print2"]"#,
+            "--fast-ops",
+            "len,split",
+            "-o",
+            output.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for pass in ["cull", "inline", "inline_functions", "fuse"] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|line| line.trim_start().starts_with(pass)),
+            "{pass} in {}",
+            run.stdout
+        );
+    }
+    let optimized = json::read_path(&output).unwrap();
+    assert!(optimized.len() < 14);
+    let run = taskgraph(
+        &[
+            "run",
+            output.to_str().unwrap(),
+            "--keys",
+            r#"["print1", "print2"]"#,
+        ],
+        b"",
+    );
+    assert!(
+        run.stdout
+            .contains("'word list has 2 occurrences of apple, out of 7 words'"),
+        "{}",
+        run.stdout
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_passes_and_keys_are_errors() {
+    let text = json::to_string(&testing::chain(5)).unwrap();
+    let run = taskgraph(
+        &["optimize", "-", "--passes", "cull,squash", "-o", "-"],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains("unknown pass \"squash\""),
+        "{}",
+        run.stderr
+    );
+    let run = taskgraph(
+        &["optimize", "-", "--keys", r#"["nope"]"#, "-o", "-"],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("'nope'"), "{}", run.stderr);
+}

@@ -1,0 +1,227 @@
+//! `fuse_linear`: chains of tasks with one dependent each become one task.
+
+use fixedbitset::FixedBitSet;
+use graph_core::{Body, Key, TaskGraph};
+
+use crate::names::fused_linear_name;
+use crate::work::{NONE, Work, for_each_ref_mut};
+use crate::{Dependencies, Error, Optimized};
+
+/// Options of [`fuse_linear`]. `Default` is dask's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FuseLinearConfig {
+    /// Keys that must stay tasks (never absorbed into a dependent). With
+    /// `Some`, the aliases left for renamed chains are dropped unless their
+    /// key is listed, as in dask. Default: `None`.
+    pub keys: Option<Vec<Key>>,
+    /// Name each fused chain as dask does (`z-y-x-w`), leaving the old key as
+    /// an alias of it. Default: `true`.
+    pub rename_keys: bool,
+    /// Better than dask: with `keys: None`, drop every alias too (references
+    /// to it are pointed at the renamed task), so fusing really shrinks the
+    /// graph. Default: `false`.
+    pub drop_aliases: bool,
+    /// Better than dask: the most tasks one fused chain may nest; a longer
+    /// chain is cut into pieces of at most this many (see
+    /// [`FuseConfig::max_depth`](crate::FuseConfig::max_depth)). `None` for
+    /// no limit. Default: [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH).
+    pub max_depth: Option<usize>,
+}
+
+impl Default for FuseLinearConfig {
+    fn default() -> Self {
+        FuseLinearConfig {
+            keys: None,
+            rename_keys: true,
+            drop_aliases: false,
+            max_depth: Some(crate::DEFAULT_MAX_DEPTH),
+        }
+    }
+}
+
+/// Fuses linear chains: where a task is used exactly once, by a task that
+/// uses nothing else, the two become one task.
+///
+/// Matches dask's `dask.optimization.fuse_linear(dsk, keys, dependencies,
+/// rename_keys)`: a link child -> parent exists when the child is not in
+/// `keys`, is referenced exactly once in the whole graph, and that reference
+/// is the parent's only one; maximal runs of links become one task under the
+/// most downstream key, renamed `a-b-c` (upstream first, see
+/// [`fused_linear_name`](crate::fused_linear_name)) with the old key left as
+/// an alias, and references to renamed keys are rewritten to the new names.
+/// Differs from dask: opaque tasks are never fused (their bodies are
+/// unknown), [`FuseLinearConfig::drop_aliases`], and
+/// [`FuseLinearConfig::max_depth`] cuts chains longer than it.
+///
+/// # Arguments
+///
+/// - `graph`: the graph.
+/// - `config`: keys to keep, renaming, alias dropping.
+/// - `dependencies`: the graph's dependencies, if known.
+///
+/// # Returns
+///
+/// The fused graph and its dependencies.
+///
+/// # Errors
+///
+/// [`Error::UnknownKey`] for a key no task has; [`Error::Graph`] for a
+/// missing reference or a cycle; [`Error::DependenciesMismatch`] or
+/// [`Error::DependenciesLength`] for dependencies of another graph.
+///
+/// # Complexity
+///
+/// O(V + R) time and space, plus the length of the new names.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Key, TaskGraph, Term};
+/// use graph_optimize::{FuseLinearConfig, fuse_linear};
+///
+/// let graph = TaskGraph::builder()
+///     .task("a", Term::lit(1))
+///     .task("b", Term::call("inc", [Term::key("a")]))
+///     .task("c", Term::call("inc", [Term::key("b")]))
+///     .build()?;
+/// let config = FuseLinearConfig { keys: Some(vec![Key::from("c")]), ..Default::default() };
+/// let fused = fuse_linear(&graph, &config, None)?;
+/// let c = fused.graph.get(&Key::from("a-b-c")).unwrap();
+/// assert_eq!(c.body.term().unwrap().to_string(), "inc(inc(1))");
+/// assert_eq!(fused.graph.len(), 2); // 'c' stays, as an alias of 'a-b-c'
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn fuse_linear(
+    graph: &TaskGraph,
+    config: &FuseLinearConfig,
+    dependencies: Option<&Dependencies>,
+) -> Result<Optimized, Error> {
+    let mut work = Work::new(graph, dependencies)?;
+    let protected = match &config.keys {
+        Some(keys) => Some(work.key_set(keys)?),
+        None => None,
+    };
+    fuse_linear_work(&mut work, config, protected.as_ref());
+    work.finish()
+}
+
+/// [`fuse_linear`] on a graph being optimized.
+/// `protected` stands for `config.keys`, which is not read.
+pub(crate) fn fuse_linear_work(
+    work: &mut Work<'_>,
+    config: &FuseLinearConfig,
+    protected: Option<&FixedBitSet>,
+) {
+    let n_nodes = work.node_count();
+    let mut uses = vec![0_u32; n_nodes];
+    let mut user = vec![NONE; n_nodes];
+    for node in work.alive_nodes() {
+        for &dep in work.deps(node) {
+            uses[dep as usize] += 1;
+            user[dep as usize] = node;
+        }
+    }
+    let mut parent_of = vec![NONE; n_nodes];
+    let mut has_child = FixedBitSet::with_capacity(n_nodes);
+    for child in work.alive_nodes() {
+        let c = child as usize;
+        if uses[c] != 1
+            || protected.is_some_and(|keys| keys.contains(c))
+            || work.term(child).is_none()
+        {
+            continue;
+        }
+        let parent = user[c];
+        if work.deps(parent).len() == 1 && work.term(parent).is_some() {
+            parent_of[c] = parent;
+            has_child.insert(parent as usize);
+        }
+    }
+    drop(user);
+    drop(uses);
+    // Cut chains longer than the depth limit: every `max_depth`-th link
+    // from the bottom is removed.
+    let max_depth = config.max_depth.unwrap_or(usize::MAX).max(1);
+    if max_depth < n_nodes {
+        for bottom in 0..n_nodes {
+            if parent_of[bottom] == NONE || has_child.contains(bottom) {
+                continue;
+            }
+            let (mut at, mut length) = (bottom, 1);
+            while parent_of[at] != NONE {
+                let parent = parent_of[at] as usize;
+                if length == max_depth {
+                    parent_of[at] = NONE;
+                    has_child.set(parent, false);
+                    length = 1;
+                } else {
+                    length += 1;
+                }
+                at = parent;
+            }
+        }
+    }
+
+    let mut chain: Vec<u32> = Vec::new();
+    let mut dead: Vec<u32> = Vec::new();
+    let mut aliases = FixedBitSet::with_capacity(n_nodes);
+    let mut any_alias = false;
+    for bottom in 0..n_nodes as u32 {
+        if parent_of[bottom as usize] == NONE || has_child.contains(bottom as usize) {
+            continue;
+        }
+        chain.clear();
+        let mut at = bottom;
+        chain.push(at);
+        while parent_of[at as usize] != NONE {
+            at = parent_of[at as usize];
+            chain.push(at);
+        }
+        let top = at;
+        let row = work.deps(bottom).to_vec();
+        let mut val = work.take_term(bottom);
+        for pair in chain.windows(2) {
+            let (child, parent) = (pair[0], pair[1]);
+            let mut term = work.take_term(parent);
+            let mut moved = Some(val);
+            for_each_ref_mut(&mut term, &mut |slot| {
+                *slot = moved
+                    .take()
+                    .expect("a chain parent references its child once");
+            });
+            val = term;
+            work.add_cost(parent, child);
+            dead.push(child);
+        }
+        work.put(top, std::borrow::Cow::Owned(Body::Term(val)));
+        work.set_deps(top, &row);
+        if config.rename_keys {
+            // dask's renamer takes the chain from the top down.
+            let keys: Vec<Key> = chain.iter().rev().map(|&n| work.key(n).clone()).collect();
+            if let Some(name) = fused_linear_name(&keys) {
+                if !work.key_taken(&name) {
+                    work.rename(top, name);
+                    aliases.insert(top as usize);
+                    any_alias = true;
+                }
+            }
+        }
+    }
+    for node in dead {
+        work.kill(node);
+    }
+    if any_alias {
+        work.bypass_aliases(&aliases);
+        let drop_all = protected.is_none() && config.drop_aliases;
+        for alias in aliases.ones() {
+            let keep = match protected {
+                Some(keys) => keys.contains(alias),
+                None => !drop_all,
+            };
+            if !keep {
+                work.kill(alias as u32);
+            }
+        }
+    }
+    work.compact();
+}

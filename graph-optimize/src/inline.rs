@@ -1,0 +1,292 @@
+//! `inline`, `inline_functions` and `functions_of`: substituting tasks into
+//! the tasks that use them.
+
+use std::collections::BTreeSet;
+
+use fixedbitset::FixedBitSet;
+use graph_core::{Body, Key, Op, TaskGraph, Term};
+
+use crate::work::{Work, for_each_ref_mut};
+use crate::{Dependencies, Error, Optimized};
+
+/// Substitutes the given tasks, and by default every constant, into the
+/// tasks that reference them.
+///
+/// Matches dask's `dask.optimization.inline(dsk, keys, inline_constants,
+/// dependencies)`: a constant is a task whose body is a literal, a list
+/// without references, or an alias (a bare reference to another task);
+/// a dependency-free call is not a constant. Substituted values are fully
+/// expanded (an inlined task that uses another inlined task carries its
+/// value), and the inlined tasks stay in the graph, as in dask: follow with
+/// [`cull`](crate::cull) to drop them. Differs from dask: an unknown key is an
+/// error rather than ignored, and an opaque task is never inlined (its body
+/// is unknown) nor substituted into (it keeps its reference).
+///
+/// # Arguments
+///
+/// - `graph`: the graph.
+/// - `keys`: the tasks to inline.
+/// - `inline_constants`: also inline every constant (dask's default: `true`).
+/// - `dependencies`: the graph's dependencies, if a previous pass returned
+///   them; else they are computed.
+///
+/// # Returns
+///
+/// The graph with the same keys, and its dependencies.
+///
+/// # Errors
+///
+/// [`Error::UnknownKey`] for a key no task has; [`Error::Graph`] for a
+/// missing reference or a cycle; [`Error::DependenciesMismatch`] or
+/// [`Error::DependenciesLength`] for dependencies of another graph.
+///
+/// # Complexity
+///
+/// O(V + R) time to find what to substitute, plus the size of the terms
+/// built (a value inlined into k tasks is copied k times).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Key, TaskGraph, Term};
+/// use graph_optimize::inline;
+///
+/// let graph = TaskGraph::builder()
+///     .task("x", Term::lit(1))
+///     .task("y", Term::call("inc", [Term::key("x")]))
+///     .task("z", Term::call("add", [Term::key("x"), Term::key("y")]))
+///     .build()?;
+/// let inlined = inline(&graph, &[Key::from("y")], true, None)?;
+/// let z = inlined.graph.get(&Key::from("z")).unwrap();
+/// assert_eq!(z.body.term().unwrap().to_string(), "add(1, inc(1))");
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn inline(
+    graph: &TaskGraph,
+    keys: &[Key],
+    inline_constants: bool,
+    dependencies: Option<&Dependencies>,
+) -> Result<Optimized, Error> {
+    let mut work = Work::new(graph, dependencies)?;
+    let inlined = work.key_set(keys)?;
+    inline_work(&mut work, inlined, inline_constants);
+    work.finish()
+}
+
+/// [`inline`] on a graph being optimized.
+pub(crate) fn inline_work(work: &mut Work<'_>, mut inlined: FixedBitSet, inline_constants: bool) {
+    inlined.grow(work.node_count());
+    let nodes: Vec<u32> = work.alive_nodes().collect();
+    for &node in &nodes {
+        match work.body(node) {
+            Body::Opaque(_) => inlined.set(node as usize, false),
+            Body::Term(term) => {
+                if inline_constants && is_constant(term, work.deps(node).is_empty()) {
+                    inlined.insert(node as usize);
+                }
+            }
+        }
+    }
+    if inlined.is_clear() {
+        return;
+    }
+    let mut old_row = Vec::new();
+    let mut new_row = Vec::new();
+    for node in work.topological_order() {
+        if !work
+            .deps(node)
+            .iter()
+            .any(|&d| inlined.contains(d as usize))
+        {
+            continue;
+        }
+        let mut body = work.take(node);
+        if let Body::Term(term) = body.to_mut() {
+            old_row.clear();
+            old_row.extend_from_slice(work.deps(node));
+            new_row.clear();
+            let mut pos = 0;
+            for_each_ref_mut(term, &mut |slot| {
+                let dep = old_row[pos];
+                pos += 1;
+                if inlined.contains(dep as usize) {
+                    *slot = work
+                        .term(dep)
+                        .expect("opaque tasks are never inlined")
+                        .clone();
+                    new_row.extend_from_slice(work.deps(dep));
+                } else {
+                    new_row.push(dep);
+                }
+            });
+            work.put(node, body);
+            work.set_deps(node, &new_row);
+        } else {
+            work.put(node, body);
+        }
+    }
+    work.compact();
+}
+
+/// Whether dask's `inline` treats a body as a constant: an alias, a literal,
+/// or a list without references.
+fn is_constant(term: &Term, no_deps: bool) -> bool {
+    match term {
+        Term::Ref(_) | Term::Lit(_) => true,
+        Term::List(_) => no_deps,
+        Term::Call { .. } => false,
+    }
+}
+
+/// Inlines every task made only of cheap ops into the tasks that use it, and
+/// removes it.
+///
+/// Matches dask's `dask.optimization.inline_functions(dsk, output,
+/// fast_functions)` with `inline_constants=False`: a task is inlined when its
+/// body is a call, every op anywhere in it is in `fast_ops`, it is not an
+/// output, and some task uses it (a fast task with several dependents is
+/// copied into each). With no fast ops the graph is returned unchanged.
+/// Differs from dask: an output key no task has is an error, and a task with
+/// an opaque dependent is never inlined (the opaque task could not take its
+/// value).
+///
+/// # Arguments
+///
+/// - `graph`: the graph.
+/// - `outputs`: keys to keep as tasks.
+/// - `fast_ops`: the cheap ops.
+/// - `dependencies`: the graph's dependencies, if known.
+///
+/// # Returns
+///
+/// The graph without the inlined tasks, and its dependencies.
+///
+/// # Errors
+///
+/// As [`inline`].
+///
+/// # Complexity
+///
+/// O(V + R + size of the terms) time, plus the size of the terms built.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Key, Op, TaskGraph, Term};
+/// use graph_optimize::inline_functions;
+///
+/// let graph = TaskGraph::builder()
+///     .task("x", Term::lit(1))
+///     .task("i", Term::call("inc", [Term::key("x")]))
+///     .task("out", Term::call("double", [Term::key("i")]))
+///     .build()?;
+/// let fast = [Op::new("inc")];
+/// let inlined = inline_functions(&graph, &[Key::from("out")], &fast, None)?;
+/// assert!(inlined.graph.get(&Key::from("i")).is_none());
+/// let out = inlined.graph.get(&Key::from("out")).unwrap();
+/// assert_eq!(out.body.term().unwrap().to_string(), "double(inc(x))");
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn inline_functions(
+    graph: &TaskGraph,
+    outputs: &[Key],
+    fast_ops: &[Op],
+    dependencies: Option<&Dependencies>,
+) -> Result<Optimized, Error> {
+    let mut work = Work::new(graph, dependencies)?;
+    let outputs = work.key_set(outputs)?;
+    inline_functions_work(&mut work, &outputs, fast_ops);
+    work.finish()
+}
+
+/// [`inline_functions`] on a graph being optimized.
+pub(crate) fn inline_functions_work(work: &mut Work<'_>, outputs: &FixedBitSet, fast_ops: &[Op]) {
+    if fast_ops.is_empty() {
+        return;
+    }
+    let n_nodes = work.node_count();
+    let mut has_dependent = FixedBitSet::with_capacity(n_nodes);
+    let mut opaque_dependent = FixedBitSet::with_capacity(n_nodes);
+    for node in work.alive_nodes() {
+        let opaque = matches!(work.body(node), Body::Opaque(_));
+        for &dep in work.deps(node) {
+            has_dependent.insert(dep as usize);
+            if opaque {
+                opaque_dependent.insert(dep as usize);
+            }
+        }
+    }
+    let mut inlinable = FixedBitSet::with_capacity(n_nodes);
+    for node in work.alive_nodes() {
+        let i = node as usize;
+        if outputs.contains(i) || !has_dependent.contains(i) || opaque_dependent.contains(i) {
+            continue;
+        }
+        if let Some(term @ Term::Call { .. }) = work.term(node) {
+            if all_ops(term, &mut |op| fast_ops.contains(op)) {
+                inlinable.insert(i);
+            }
+        }
+    }
+    if inlinable.is_clear() {
+        return;
+    }
+    inline_work(work, inlinable.clone(), false);
+    for node in inlinable.ones() {
+        work.kill(node as u32);
+    }
+}
+
+/// Whether `pred` holds for every op called anywhere in the term.
+fn all_ops(term: &Term, pred: &mut impl FnMut(&Op) -> bool) -> bool {
+    match term {
+        Term::Lit(_) | Term::Ref(_) => true,
+        Term::Call { op, args } => pred(op) && args.iter().all(|arg| all_ops(arg, pred)),
+        Term::List(items) => items.iter().all(|item| all_ops(item, pred)),
+    }
+}
+
+/// Every op called anywhere in a term, calls nested in lists included.
+///
+/// Matches dask's `dask.optimization.functions_of(task)`. Differs from dask
+/// only where Python has more than we do: there are no partials to unwrap,
+/// and every op can be compared.
+///
+/// # Arguments
+///
+/// - `term`: the term.
+///
+/// # Returns
+///
+/// The ops, sorted by name.
+///
+/// # Errors
+///
+/// None.
+///
+/// # Complexity
+///
+/// O(size of the term × log of the number of distinct ops).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Term;
+/// use graph_optimize::functions_of;
+///
+/// let term = Term::call("a", [Term::list([Term::call("b", [Term::lit(1)])])]);
+/// let ops = functions_of(&term);
+/// let names: Vec<&str> = ops.iter().map(|op| op.as_str()).collect();
+/// assert_eq!(names, ["a", "b"]);
+/// assert!(functions_of(&Term::lit(1)).is_empty());
+/// ```
+pub fn functions_of(term: &Term) -> BTreeSet<Op> {
+    let mut ops = BTreeSet::new();
+    all_ops(term, &mut |op| {
+        if !ops.contains(op) {
+            ops.insert(op.clone());
+        }
+        true
+    });
+    ops
+}

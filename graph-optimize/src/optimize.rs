@@ -1,0 +1,320 @@
+//! `optimize`: the passes run as one pipeline over shared dense state, with a
+//! report of what each pass did and how long it took.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use fixedbitset::FixedBitSet;
+use graph_core::{Body, Key, NodeId, Op, TaskGraph};
+
+use crate::cull::cull_work;
+use crate::fuse::fuse_work;
+use crate::fuse_linear::fuse_linear_work;
+use crate::inline::{inline_functions_work, inline_work};
+use crate::work::Work;
+use crate::{Error, FuseConfig, FuseLinearConfig, Optimized};
+
+/// One pass of the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Pass {
+    /// [`cull`](crate::cull) to the requested keys.
+    Cull,
+    /// [`inline`](crate::inline) of [`OptimizeConfig::inline_keys`] and (with
+    /// [`OptimizeConfig::inline_constants`]) constants; then the tasks no
+    /// longer needed by the requested keys are dropped.
+    Inline,
+    /// [`inline_functions`](crate::inline_functions) of
+    /// [`OptimizeConfig::fast_ops`], the requested keys protected.
+    InlineFunctions,
+    /// [`fuse_linear`](crate::fuse_linear), the requested keys protected.
+    FuseLinear,
+    /// [`fuse`](crate::fuse) with [`OptimizeConfig::fuse`], the requested keys
+    /// protected.
+    Fuse,
+}
+
+impl Pass {
+    /// The pass's name, as the CLI spells it: `cull`, `inline`,
+    /// `inline_functions`, `fuse_linear`, `fuse`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Cull => "cull",
+            Pass::Inline => "inline",
+            Pass::InlineFunctions => "inline_functions",
+            Pass::FuseLinear => "fuse_linear",
+            Pass::Fuse => "fuse",
+        }
+    }
+
+    /// The pass with this [name](Pass::name).
+    pub fn from_name(name: &str) -> Option<Pass> {
+        [
+            Pass::Cull,
+            Pass::Inline,
+            Pass::InlineFunctions,
+            Pass::FuseLinear,
+            Pass::Fuse,
+        ]
+        .into_iter()
+        .find(|pass| pass.name() == name)
+    }
+}
+
+impl fmt::Display for Pass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Options of [`optimize`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptimizeConfig {
+    /// The keys wanted; `None` means the graph's leaves (the tasks no task
+    /// depends on). They are never inlined away, fused into another task or
+    /// dropped. Default: `None`.
+    pub keys: Option<Vec<Key>>,
+    /// The passes, in order. Default: cull, inline, inline_functions, fuse
+    /// (the order of dask's optimization docs).
+    pub passes: Vec<Pass>,
+    /// Tasks for [`Pass::Inline`] to inline besides constants. Default: none.
+    pub inline_keys: Vec<Key>,
+    /// Whether [`Pass::Inline`] inlines constants. Default: `true`.
+    pub inline_constants: bool,
+    /// The cheap ops of [`Pass::InlineFunctions`]. Default: none (the pass
+    /// does nothing, as in dask).
+    pub fast_ops: Vec<Op>,
+    /// The options of [`Pass::Fuse`]; its `keys` are extended by the requested
+    /// keys. Its `rename_keys`, `drop_aliases` and `max_depth` also apply
+    /// to [`Pass::FuseLinear`]. Default: dask's.
+    pub fuse: FuseConfig,
+}
+
+impl Default for OptimizeConfig {
+    fn default() -> Self {
+        OptimizeConfig {
+            keys: None,
+            passes: vec![Pass::Cull, Pass::Inline, Pass::InlineFunctions, Pass::Fuse],
+            inline_keys: Vec::new(),
+            inline_constants: true,
+            fast_ops: Vec::new(),
+            fuse: FuseConfig::default(),
+        }
+    }
+}
+
+/// What one pass of [`optimize`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassReport {
+    /// The pass.
+    pub pass: Pass,
+    /// Tasks before it.
+    pub tasks_before: usize,
+    /// Tasks after it.
+    pub tasks_after: usize,
+    /// Its wall-clock time.
+    pub time: Duration,
+}
+
+/// What [`optimize`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Tasks in the input.
+    pub tasks_before: usize,
+    /// Tasks in the output.
+    pub tasks_after: usize,
+    /// Each pass, in order.
+    pub passes: Vec<PassReport>,
+    /// The whole run, reading the graph and building the output included.
+    pub total: Duration,
+}
+
+impl fmt::Display for PassReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:<16} {:>10} -> {:<10} {:>10.3} ms",
+            self.pass.name(),
+            self.tasks_before,
+            self.tasks_after,
+            self.time.as_secs_f64() * 1e3
+        )
+    }
+}
+
+/// Runs a pipeline of passes: by default dask's `cull -> inline ->
+/// inline_functions -> fuse`, with a report of the tasks before and after
+/// each pass and its time.
+///
+/// Matches running dask's functions one after another on their results, each
+/// handed the dependencies of the one before. Differs from dask: the passes
+/// share one dense state, so keys are resolved to node ids once and the
+/// output graph is built once; [`Pass::Inline`] is followed by dropping the
+/// tasks it made unneeded (dask keeps them until a later `cull`); the
+/// requested keys are protected in every pass.
+///
+/// # Arguments
+///
+/// - `graph`: the graph.
+/// - `config`: the keys wanted, the passes and their options.
+///
+/// # Returns
+///
+/// The optimized graph with its dependencies, and the report.
+///
+/// # Errors
+///
+/// [`Error::UnknownKey`] for a requested key no task has; [`Error::Graph`]
+/// for a missing reference or a cycle.
+///
+/// # Complexity
+///
+/// The sum of the passes': O(V + R) each plus the size of the terms they
+/// build (see each pass).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::testing;
+/// use graph_optimize::{OptimizeConfig, optimize};
+///
+/// let graph = testing::chain(100);
+/// let (optimized, report) = optimize(&graph, &OptimizeConfig::default())?;
+/// assert_eq!(report.tasks_before, 100);
+/// // The constant is inlined, then the chain fuses into its last task; dask's
+/// // name for it, `('chain', 99)`, is the key it already has.
+/// assert_eq!(optimized.graph.len(), 1);
+/// assert_eq!(report.passes.len(), 4);
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(Optimized, Report), Error> {
+    let started = Instant::now();
+    let work = Work::new(graph, None)?;
+    run(work, config, started)
+}
+
+/// [`optimize`] on a graph it may take apart: the task bodies are moved,
+/// not copied, into the pipeline, which saves copying every term (the
+/// largest cost of a pipeline that changes few tasks). For a caller that no
+/// longer needs its input, such as the CLI.
+///
+/// # Errors
+///
+/// As [`optimize`]. On an error the graph is lost.
+///
+/// # Complexity
+///
+/// As [`optimize`], less one copy of every term.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::testing;
+/// use graph_optimize::{OptimizeConfig, optimize, optimize_owned};
+///
+/// let graph = testing::random_dag(1_000, 7);
+/// let (borrowed, _) = optimize(&graph, &OptimizeConfig::default())?;
+/// let (owned, _) = optimize_owned(graph, &OptimizeConfig::default())?;
+/// assert_eq!(owned.graph, borrowed.graph);
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn optimize_owned(
+    mut graph: TaskGraph,
+    config: &OptimizeConfig,
+) -> Result<(Optimized, Report), Error> {
+    let started = Instant::now();
+    let dependencies = crate::Dependencies::of(&graph)?;
+    let bodies: Vec<Body> = (0..graph.len())
+        .map(|i| {
+            let task = graph.task_mut(NodeId::new(i));
+            std::mem::replace(&mut task.body, Body::Opaque(Vec::new()))
+        })
+        .collect();
+    let work = Work::from_parts(&graph, dependencies, bodies);
+    run(work, config, started)
+}
+
+/// Runs the configured passes over `work` and builds the output.
+fn run(
+    mut work: Work<'_>,
+    config: &OptimizeConfig,
+    started: Instant,
+) -> Result<(Optimized, Report), Error> {
+    let tasks_before = work.len();
+    // Requested keys are resolved to node ids once; a node keeps its id
+    // through every pass (a renamed task becomes an alias, in place).
+    let requested: Vec<u32> = match &config.keys {
+        Some(keys) => keys
+            .iter()
+            .map(|key| work.require(key))
+            .collect::<Result<_, Error>>()?,
+        None => leaves(&work),
+    };
+    let mut requested_set = FixedBitSet::with_capacity(work.node_count());
+    requested_set.extend(requested.iter().map(|&n| n as usize));
+    let inline_set = work.key_set(&config.inline_keys)?;
+    let user_fuse_keys = match &config.fuse.keys {
+        Some(keys) => work.key_set(keys)?,
+        None => FixedBitSet::new(),
+    };
+
+    let mut report = Report {
+        tasks_before,
+        ..Report::default()
+    };
+    for &pass in &config.passes {
+        let pass_started = Instant::now();
+        let tasks_before = work.len();
+        match pass {
+            Pass::Cull => cull_work(&mut work, &requested),
+            Pass::Inline => {
+                inline_work(&mut work, inline_set.clone(), config.inline_constants);
+                cull_work(&mut work, &requested);
+            }
+            Pass::InlineFunctions => {
+                inline_functions_work(&mut work, &requested_set, &config.fast_ops);
+            }
+            Pass::FuseLinear | Pass::Fuse => {
+                // Protect the requested keys, and those of the user's fuse
+                // keys that an earlier pass has not removed.
+                let mut protect = user_fuse_keys.clone();
+                protect.intersect_with(work.alive());
+                protect.union_with(&requested_set);
+                if pass == Pass::Fuse {
+                    fuse_work(&mut work, &config.fuse, &protect);
+                } else {
+                    let linear = FuseLinearConfig {
+                        keys: None,
+                        rename_keys: config.fuse.rename_keys,
+                        drop_aliases: config.fuse.drop_aliases,
+                        max_depth: config.fuse.max_depth,
+                    };
+                    fuse_linear_work(&mut work, &linear, Some(&protect));
+                }
+            }
+        }
+        report.passes.push(PassReport {
+            pass,
+            tasks_before,
+            tasks_after: work.len(),
+            time: pass_started.elapsed(),
+        });
+    }
+    let optimized = work.finish()?;
+    report.tasks_after = optimized.graph.len();
+    report.total = started.elapsed();
+    Ok((optimized, report))
+}
+
+/// The tasks no task depends on, in node order.
+fn leaves(work: &Work<'_>) -> Vec<u32> {
+    let mut used = FixedBitSet::with_capacity(work.node_count());
+    for node in work.alive_nodes() {
+        for &dep in work.deps(node) {
+            used.insert(dep as usize);
+        }
+    }
+    work.alive_nodes()
+        .filter(|&node| !used.contains(node as usize))
+        .collect()
+}

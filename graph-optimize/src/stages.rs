@@ -1,0 +1,316 @@
+//! Stage planning: wide (all-to-all) dependencies split a graph into stages,
+//! and each partition's narrow work within a stage is coalesced into one
+//! task, as Spark and BNDL plan stages and Mars fuses chains.
+
+use std::borrow::Cow;
+
+use fixedbitset::FixedBitSet;
+use graph_core::{Body, Key, NodeId, Op, TaskGraph, Term};
+
+use crate::work::{NONE, Work, for_each_ref_mut};
+use crate::{Error, Optimized};
+
+/// Which dependencies are wide, and which keys must stay tasks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageConfig {
+    /// Ops that consume all their inputs at once (a shuffle's concatenation,
+    /// a reduction across partitions): every dependency of a task whose body
+    /// calls one of them at the top is wide.
+    pub wide_ops: Vec<Op>,
+    /// Single wide edges, as `(dependency, dependent)` keys.
+    pub wide_edges: Vec<(Key, Key)>,
+    /// Keys that must stay tasks of their own (never coalesced into a
+    /// dependent); typically the outputs.
+    pub keys: Vec<Key>,
+    /// The most tasks one coalesced task may nest, one inside the next (see
+    /// [`FuseConfig::max_depth`](crate::FuseConfig::max_depth)); `None` for no
+    /// limit. Default: [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH).
+    pub max_depth: Option<usize>,
+}
+
+impl Default for StageConfig {
+    fn default() -> Self {
+        StageConfig {
+            wide_ops: Vec::new(),
+            wide_edges: Vec::new(),
+            keys: Vec::new(),
+            max_depth: Some(crate::DEFAULT_MAX_DEPTH),
+        }
+    }
+}
+
+/// A plan of stages: the stage of every task and the task it is coalesced
+/// into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagePlan {
+    /// `stage[n]`: the stage of task `n`: the most wide edges on any path
+    /// from a root to it.
+    pub stage: Vec<u32>,
+    /// `task[n]`: the task that `n` is coalesced into (`n` itself if it stays
+    /// a task).
+    pub task: Vec<NodeId>,
+    /// The number of stages.
+    pub stage_count: usize,
+}
+
+impl StagePlan {
+    /// The tasks that remain after coalescing, grouped by stage, in node
+    /// order.
+    pub fn stages(&self) -> Vec<Vec<NodeId>> {
+        let mut stages = vec![Vec::new(); self.stage_count];
+        for (i, &task) in self.task.iter().enumerate() {
+            if task.index() == i {
+                stages[self.stage[i] as usize].push(task);
+            }
+        }
+        stages
+    }
+
+    /// The number of tasks that remain after coalescing.
+    pub fn task_count(&self) -> usize {
+        self.task
+            .iter()
+            .enumerate()
+            .filter(|(i, task)| task.index() == *i)
+            .count()
+    }
+}
+
+/// Splits a graph into stages at its wide dependencies and decides which
+/// tasks coalesce: a task joins the task that uses it when the edge between
+/// them is narrow, both are in the same stage, it is used exactly once (one
+/// reference in the whole graph), it is not a requested key, and neither is
+/// opaque. Each remaining task is then one partition's narrow work in one
+/// stage: a chain or an in-tree of narrow steps.
+///
+/// Matches no dask function: this is Spark's and BNDL's stage planning
+/// (narrow transformations pipelined into one task, a shuffle starting a new
+/// stage) and Mars' chain fusion, on a task graph. Unlike [`fuse`](crate::fuse)
+/// it has no width heuristics: within a stage, everything narrow that can
+/// coalesce does.
+///
+/// # Arguments
+///
+/// - `graph`: the graph.
+/// - `config`: the wide ops and edges, and the keys to keep.
+///
+/// # Returns
+///
+/// The [`StagePlan`]; [`coalesce_stages`] applies it.
+///
+/// # Errors
+///
+/// [`Error::UnknownKey`] for an unknown key, [`Error::NotAnEdge`] for a wide
+/// edge the graph lacks, [`Error::Graph`] for a missing reference or a cycle.
+///
+/// # Complexity
+///
+/// O(V + R + W log W) time for W listed wide edges, O(V + R) space.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Op, testing};
+/// use graph_optimize::{StageConfig, plan_stages};
+///
+/// // 4 inputs, each split 4 ways, each output summing one piece of each.
+/// let graph = testing::shuffle_split(4, 4);
+/// let config = StageConfig { wide_ops: vec![Op::new("sum")], ..Default::default() };
+/// let plan = plan_stages(&graph, &config)?;
+/// assert_eq!(plan.stage_count, 2);
+/// // Stage 0 keeps the 4 inputs and their 16 pieces (an input has 4 users);
+/// // stage 1 the 4 outputs.
+/// assert_eq!(plan.stages().iter().map(Vec::len).collect::<Vec<_>>(), [20, 4]);
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan, Error> {
+    let work = Work::new(graph, None)?;
+    let n_nodes = work.node_count();
+    let keep = work.key_set(&config.keys)?;
+    let mut wide_edges: Vec<(u32, u32)> = Vec::with_capacity(config.wide_edges.len());
+    for (dependency, dependent) in &config.wide_edges {
+        let (from, to) = (work.require(dependency)?, work.require(dependent)?);
+        if !work.deps(to).contains(&from) {
+            return Err(Error::NotAnEdge {
+                dependency: dependency.clone(),
+                dependent: dependent.clone(),
+            });
+        }
+        wide_edges.push((from, to));
+    }
+    wide_edges.sort_unstable();
+    let wide_op = |node: u32| match work.term(node) {
+        Some(Term::Call { op, .. }) => config.wide_ops.contains(op),
+        _ => false,
+    };
+    let is_wide = |from: u32, to: u32, all_wide: bool| {
+        all_wide || (!wide_edges.is_empty() && wide_edges.binary_search(&(from, to)).is_ok())
+    };
+
+    let order = work.topological_order();
+    let mut stage = vec![0_u32; n_nodes];
+    let mut uses = vec![0_u32; n_nodes];
+    let mut user = vec![NONE; n_nodes];
+    for &node in &order {
+        let all_wide = wide_op(node);
+        let mut s = 0;
+        for &dep in work.deps(node) {
+            s = s.max(stage[dep as usize] + u32::from(is_wide(dep, node, all_wide)));
+            uses[dep as usize] += 1;
+            user[dep as usize] = node;
+        }
+        stage[node as usize] = s;
+    }
+    // Which tasks join their user, deciding bottom-up so that the depth of
+    // what a task has absorbed is known: `depth[n]` counts the tasks nested
+    // in n's coalesced term, one inside the next.
+    let max_depth = config.max_depth.unwrap_or(usize::MAX);
+    let mut depth = vec![1_usize; n_nodes];
+    let mut joins = FixedBitSet::with_capacity(n_nodes);
+    for &node in &order {
+        let i = node as usize;
+        let parent = user[i];
+        if uses[i] == 1
+            && !keep.contains(i)
+            && stage[i] == stage[parent as usize]
+            && !is_wide(node, parent, wide_op(parent))
+            && work.term(node).is_some()
+            && work.term(parent).is_some()
+            && depth[i] < max_depth
+        {
+            joins.insert(i);
+            let below = depth[i] + 1;
+            let d = &mut depth[parent as usize];
+            *d = (*d).max(below);
+        }
+    }
+    let mut task: Vec<NodeId> = (0..n_nodes).map(NodeId::new).collect();
+    for &node in order.iter().rev() {
+        let i = node as usize;
+        if joins.contains(i) {
+            task[i] = task[user[i] as usize];
+        }
+    }
+    let stage_count = stage.iter().max().map_or(0, |&s| s as usize + 1);
+    Ok(StagePlan {
+        stage,
+        task,
+        stage_count,
+    })
+}
+
+/// Applies a [`StagePlan`]: every task is substituted into the task it
+/// coalesces into, so each remaining task computes one partition's narrow
+/// work of one stage. Remaining tasks keep their keys.
+///
+/// Matches no dask function (see [`plan_stages`]); the substitution is
+/// [`fuse`](crate::fuse)'s, without renaming.
+///
+/// # Arguments
+///
+/// - `graph`: the graph the plan was made for.
+/// - `plan`: the plan.
+///
+/// # Returns
+///
+/// The coalesced graph and its dependencies.
+///
+/// # Errors
+///
+/// [`Error::PlanLength`] or [`Error::PlanMismatch`] if the plan is for
+/// another graph; [`Error::Graph`] for a missing reference or a cycle.
+///
+/// # Complexity
+///
+/// O(V + R) time and space, plus the size of the terms moved.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::testing;
+/// use graph_optimize::{StageConfig, coalesce_stages, plan_stages};
+///
+/// let graph = testing::chain(10);
+/// let plan = plan_stages(&graph, &StageConfig::default())?;
+/// let coalesced = coalesce_stages(&graph, &plan)?;
+/// assert_eq!(coalesced.graph.len(), 1);
+/// # Ok::<(), graph_optimize::Error>(())
+/// ```
+pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized, Error> {
+    let mut work = Work::new(graph, None)?;
+    let n_nodes = work.node_count();
+    if plan.task.len() != n_nodes || plan.stage.len() != n_nodes {
+        return Err(Error::PlanLength {
+            tasks: n_nodes,
+            planned: plan.task.len(),
+        });
+    }
+    // A task joins the task that uses it; check that the plan says so of
+    // tasks used exactly once, by a task of the same plan task.
+    let mut uses = vec![0_u32; n_nodes];
+    let mut user = vec![NONE; n_nodes];
+    for node in work.alive_nodes() {
+        for &dep in work.deps(node) {
+            uses[dep as usize] += 1;
+            user[dep as usize] = node;
+        }
+    }
+    let mut joins = FixedBitSet::with_capacity(n_nodes);
+    for node in 0..n_nodes {
+        if plan.task[node].index() == node {
+            continue;
+        }
+        let parent = user[node];
+        let fits = uses[node] == 1
+            && plan.task.get(parent as usize) == Some(&plan.task[node])
+            && work.term(node as u32).is_some()
+            && work.term(parent).is_some();
+        if !fits {
+            return Err(Error::PlanMismatch {
+                key: work.key(node as u32).clone(),
+            });
+        }
+        joins.insert(node);
+    }
+    let mut old_row = Vec::new();
+    let mut row = Vec::new();
+    for node in work.topological_order() {
+        if !work.deps(node).iter().any(|&d| joins.contains(d as usize)) {
+            continue;
+        }
+        let Some(_) = work.term(node) else { continue };
+        old_row.clear();
+        old_row.extend_from_slice(work.deps(node));
+        let mut children: Vec<Option<(Term, Vec<u32>)>> = old_row
+            .iter()
+            .map(|&d| {
+                joins
+                    .contains(d as usize)
+                    .then(|| (work.take_term(d), work.deps(d).to_vec()))
+            })
+            .collect();
+        let mut term = work.take_term(node);
+        row.clear();
+        let mut pos = 0;
+        for_each_ref_mut(&mut term, &mut |slot| {
+            match children[pos].take() {
+                Some((child, child_row)) => {
+                    *slot = child;
+                    row.extend_from_slice(&child_row);
+                }
+                None => row.push(old_row[pos]),
+            }
+            pos += 1;
+        });
+        for &dep in &old_row {
+            if joins.contains(dep as usize) {
+                work.add_cost(node, dep);
+                work.kill(dep);
+            }
+        }
+        work.put(node, Cow::Owned(Body::Term(term)));
+        work.set_deps(node, &row);
+    }
+    work.compact();
+    work.finish()
+}

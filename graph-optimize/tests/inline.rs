@@ -1,0 +1,183 @@
+//! `inline`: dask's `test_inline` and `test_inline_cull_dependencies`.
+
+mod common;
+
+use common::{graph, keys, show, show_checked};
+use expect_test::{Expect, expect};
+use graph_optimize::{Error, cull, inline};
+
+const G1: &str = "
+    a = 1
+    b = inc(a)
+    c = inc(b)
+    d = add(a, c)
+";
+
+const G2: &str = "
+    x = 1
+    y = inc(x)
+    z = add(x, y)
+";
+
+// dask writes the aliases `'b': 'a'` as strings equal to a key; ours are
+// explicit references.
+const G3: &str = "
+    a = 1
+    b = a
+    c = b
+    d = [a, b, c]
+    e = add(len(d), a)
+";
+
+#[test]
+fn inline_cases() {
+    let cases: Vec<(&str, &[&str], bool, Expect)> = vec![
+        // Only the constant `a` is inlined.
+        (
+            G1,
+            &[],
+            true,
+            expect![[r#"
+                a = 1
+                b = inc(1)
+                c = inc(b)
+                d = add(1, c)
+            "#]],
+        ),
+        // Inlined values are fully expanded.
+        (
+            G1,
+            &["a", "b", "c"],
+            true,
+            expect![[r#"
+                a = 1
+                b = inc(1)
+                c = inc(inc(1))
+                d = add(1, inc(inc(1)))
+            "#]],
+        ),
+        (
+            G2,
+            &[],
+            true,
+            expect![[r#"
+                x = 1
+                y = inc(1)
+                z = add(1, y)
+            "#]],
+        ),
+        (
+            G2,
+            &["y"],
+            true,
+            expect![[r#"
+                x = 1
+                y = inc(1)
+                z = add(1, inc(1))
+            "#]],
+        ),
+        (
+            G2,
+            &["y"],
+            false,
+            expect![[r#"
+                x = 1
+                y = inc(x)
+                z = add(x, inc(x))
+            "#]],
+        ),
+        // Aliases count as constants; `d` is inlined into the nested call.
+        (
+            G3,
+            &["d"],
+            true,
+            expect![[r#"
+                a = 1
+                b = 1
+                c = 1
+                d = [1, 1, 1]
+                e = add(len([1, 1, 1]), 1)
+            "#]],
+        ),
+        (
+            G3,
+            &["a"],
+            false,
+            expect![[r#"
+                a = 1
+                b = 1
+                c = b
+                d = [1, b, c]
+                e = add(len(d), 1)
+            "#]],
+        ),
+    ];
+    for (text, inlined, constants, expected) in cases {
+        let result = inline(&graph(text), &keys(inlined), constants, None).unwrap();
+        expected.assert_eq(&show_checked(&result));
+    }
+}
+
+#[test]
+fn accepts_the_dependencies_cull_returned() {
+    let culled = cull(&graph(G3), &keys(&["d", "e"])).unwrap();
+    let result = inline(
+        &culled.graph,
+        &keys(&["b"]),
+        true,
+        Some(&culled.dependencies),
+    )
+    .unwrap();
+    // `d` is a list with references, so not a constant, and stays.
+    expect![[r#"
+        a = 1
+        b = 1
+        c = 1
+        d = [1, 1, 1]
+        e = add(len(d), 1)
+    "#]]
+    .assert_eq(&show_checked(&result));
+}
+
+#[test]
+fn dependencies_of_another_graph_are_an_error() {
+    let g1 = graph(G1);
+    let culled = cull(&g1, &keys(&["b"])).unwrap();
+    let err = inline(&g1, &[], true, Some(&culled.dependencies)).unwrap_err();
+    assert!(matches!(err, Error::DependenciesLength { .. }), "{err}");
+    // Same size, other references.
+    let other = graph(
+        "
+        a = 1
+        b = inc(a)
+        c = add(b, b)
+        d = inc(a)
+        ",
+    );
+    let deps = graph_optimize::Dependencies::of(&other).unwrap();
+    let err = inline(&g1, &[], true, Some(&deps)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the dependencies given do not match the graph: task 'c' has 1 references, the dependencies list 2"
+    );
+}
+
+#[test]
+fn an_unknown_key_is_an_error_and_opaque_tasks_stay() {
+    let err = inline(&graph(G1), &keys(&["nope"]), true, None).unwrap_err();
+    assert_eq!(err.to_string(), "unknown key 'nope': no task has it");
+    // An opaque task is never inlined, and keeps its reference to what is.
+    let mut g = graph("a = 1\nb = inc(o)");
+    g.insert_opaque("o", vec![graph_core::Key::from("a")])
+        .unwrap();
+    g.insert("c", common::term("add(o, a)")).unwrap();
+    let result = inline(&g, &keys(&["o", "b"]), true, None).unwrap();
+    expect![[r#"
+        a = 1
+        b = inc(o)
+        c = add(o, 1)
+        o = <opaque>(a)
+    "#]]
+    .assert_eq(&show_checked(&result));
+    assert_eq!(show(&g).lines().count(), 4);
+}

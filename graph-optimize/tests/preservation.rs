@@ -1,0 +1,171 @@
+//! Semantic preservation: on generated graphs of every shape, evaluating the
+//! requested keys after a pass (or a pipeline) gives what it gave before,
+//! and each pass returns dependencies that match its graph.
+
+mod common;
+
+use common::{Evaluator, show_checked};
+use graph_core::testing::{Shape, word_count};
+use graph_core::{Key, Op, TaskGraph};
+use graph_optimize::{
+    FuseConfig, FuseLinearConfig, OptimizeConfig, Optimized, Pass, StageConfig, coalesce_stages,
+    cull, fuse, fuse_linear, inline, inline_functions, optimize, optimize_owned, plan_stages,
+};
+
+/// The tasks no task depends on.
+fn leaves(graph: &TaskGraph) -> Vec<Key> {
+    let topology = graph.topology().unwrap();
+    graph
+        .keys()
+        .enumerate()
+        .filter(|(i, _)| {
+            graph_core::Dag::dependents(topology, graph_core::NodeId::new(*i)).is_empty()
+        })
+        .map(|(_, key)| key.clone())
+        .collect()
+}
+
+fn graphs() -> Vec<(String, TaskGraph)> {
+    let mut graphs = vec![("word-count".to_owned(), word_count())];
+    for shape in Shape::ALL {
+        for (size, seed) in [(20, 1), (60, 2), (200, 3), (500, 4)] {
+            graphs.push((
+                format!("{}-{size}-{seed}", shape.name()),
+                shape.generate(size, seed),
+            ));
+        }
+    }
+    graphs
+}
+
+fn ops(names: &[&str]) -> Vec<Op> {
+    names.iter().map(|name| Op::new(name)).collect()
+}
+
+/// Checks that `out` computes `keys` as `graph` does.
+fn same_results(name: &str, what: &str, graph: &TaskGraph, out: &Optimized, keys: &[Key]) {
+    show_checked(out);
+    let (before, after) = (Evaluator::new(graph), Evaluator::new(&out.graph));
+    for key in keys {
+        assert_eq!(before.get(key), after.get(key), "{name}, {what}: {key}");
+    }
+}
+
+#[test]
+fn every_pass_preserves_results() {
+    // Not `add`: inlining a fast task copies it into every user, so with
+    // `add` fast each diamond would double the size of the next (as in dask).
+    let fast = ops(&["inc", "neg", "identity", "len", "split"]);
+    for (name, graph) in graphs() {
+        let keys = leaves(&graph);
+        let some: Vec<Key> = keys.iter().step_by(3).cloned().collect();
+        same_results(&name, "cull", &graph, &cull(&graph, &some).unwrap(), &some);
+        for constants in [false, true] {
+            let inlined = inline(&graph, &[], constants, None).unwrap();
+            same_results(&name, "inline", &graph, &inlined, &keys);
+        }
+        let inlined = inline_functions(&graph, &keys, &fast, None).unwrap();
+        same_results(&name, "inline_functions", &graph, &inlined, &keys);
+        for rename_keys in [false, true] {
+            for drop_aliases in [false, true] {
+                let config = FuseLinearConfig {
+                    keys: Some(keys.clone()),
+                    rename_keys,
+                    drop_aliases,
+                    max_depth: Some(7),
+                };
+                let fused = fuse_linear(&graph, &config, None).unwrap();
+                same_results(&name, "fuse_linear", &graph, &fused, &keys);
+                for ave_width in [1.0, 2.0, 3.0, 10.0] {
+                    let config = FuseConfig {
+                        keys: Some(keys.clone()),
+                        ave_width,
+                        rename_keys,
+                        drop_aliases,
+                        max_depth: if ave_width > 5.0 { Some(5) } else { None },
+                        ..FuseConfig::default()
+                    };
+                    let fused = fuse(&graph, &config, None).unwrap();
+                    same_results(&name, &format!("fuse {ave_width}"), &graph, &fused, &keys);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pipelines_preserve_results() {
+    let all = vec![
+        Pass::Cull,
+        Pass::Inline,
+        Pass::InlineFunctions,
+        Pass::FuseLinear,
+        Pass::Fuse,
+        Pass::Cull,
+    ];
+    for (name, graph) in graphs() {
+        let keys = leaves(&graph);
+        let default = OptimizeConfig::default();
+        let with_ops = OptimizeConfig {
+            fast_ops: ops(&["inc", "identity", "len", "split"]),
+            passes: all.clone(),
+            fuse: FuseConfig {
+                ave_width: 2.0,
+                drop_aliases: true,
+                ..FuseConfig::default()
+            },
+            ..OptimizeConfig::default()
+        };
+        for config in [default, with_ops] {
+            let (optimized, report) = optimize(&graph, &config).unwrap();
+            same_results(&name, "optimize", &graph, &optimized, &keys);
+            let (owned, _) = optimize_owned(graph.clone(), &config).unwrap();
+            assert_eq!(owned, optimized, "{name}: optimize_owned differs");
+            assert_eq!(report.tasks_before, graph.len());
+            assert_eq!(report.tasks_after, optimized.graph.len());
+            assert_eq!(report.passes.len(), config.passes.len());
+            for pair in report.passes.windows(2) {
+                assert_eq!(pair[0].tasks_after, pair[1].tasks_before);
+            }
+        }
+    }
+}
+
+#[test]
+fn coalescing_stages_preserves_results() {
+    for (name, graph) in graphs() {
+        let keys = leaves(&graph);
+        for wide in [&[][..], &["sum"], &["sum", "add"]] {
+            let config = StageConfig {
+                wide_ops: ops(wide),
+                keys: keys.clone(),
+                ..StageConfig::default()
+            };
+            let plan = plan_stages(&graph, &config).unwrap();
+            let coalesced = coalesce_stages(&graph, &plan).unwrap();
+            assert_eq!(coalesced.graph.len(), plan.task_count(), "{name}");
+            same_results(&name, "stages", &graph, &coalesced, &keys);
+        }
+    }
+}
+
+#[test]
+fn passes_chain_through_returned_dependencies() {
+    // Each pass handed the dependencies of the one before gives what it
+    // gives when it computes them.
+    for (name, graph) in graphs() {
+        let keys = leaves(&graph);
+        let culled = cull(&graph, &keys).unwrap();
+        let a = inline(&culled.graph, &[], true, Some(&culled.dependencies)).unwrap();
+        let b = inline(&culled.graph, &[], true, None).unwrap();
+        assert_eq!(a.graph, b.graph, "{name}");
+        let config = FuseConfig {
+            keys: Some(keys.clone()),
+            ..FuseConfig::default()
+        };
+        let c = fuse(&a.graph, &config, Some(&a.dependencies)).unwrap();
+        let d = fuse(&a.graph, &config, None).unwrap();
+        assert_eq!(c.graph, d.graph, "{name}");
+        same_results(&name, "chain", &graph, &c, &keys);
+    }
+}
