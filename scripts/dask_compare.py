@@ -132,6 +132,11 @@ def measure(taskgraph, path, shape, size):
                                  check=True, capture_output=True, text=True).stdout
         pressure = int(summary.split("max pressure")[1].split()[0])
         ours(f"order ({strategy})", parse_time(summary.split("time")[-1]), max_pressure=pressure)
+    passes = subprocess.run([taskgraph, "optimize", path, "--fast-ops", "identity,inc", "-o", os.devnull],
+                            check=True, capture_output=True, text=True).stdout
+    for line in passes.strip().splitlines():
+        name, before, _, after, value, unit = line.split()
+        ours(name, parse_time(f"{value} {unit}"), tasks_after=int(after))
     report = json.loads(subprocess.run([taskgraph, "run", path, "--json", "--threads", "2"],
                                        check=True, capture_output=True, text=True).stdout)
     ours("run (2 threads)", report["seconds"], peak_held=report["peak_held"])
@@ -167,12 +172,46 @@ def main():
                            check=True, capture_output=True)
             rows.extend(measure(args.taskgraph, path, shape, size))
     print()
-    print("| shape | tasks | system | operation | seconds | us/task | max pressure / peak held |")
-    print("|---|---:|---|---|---:|---:|---:|")
+    print(ratio_table(rows))
+
+
+# Which of our measurements answers which of dask's.
+PAIRS = [
+    ("order", "order (auto)"),
+    ("order", "order (dask)"),
+    ("cull", "cull"),
+    ("inline", "inline"),
+    ("inline_functions", "inline_functions"),
+    ("fuse", "fuse"),
+    ("get", "run (1 thread)"),
+    ("threaded.get", "run (2 threads)"),
+]
+
+
+def ratio_table(rows):
+    """A Markdown table: dask's time, ours, the ratio, and memory where known."""
+    lines = [
+        "| shape | tasks | dask | taskgraph | dask (s) | taskgraph (s) | speed-up | max pressure dask / ours |",
+        "|---|---:|---|---|---:|---:|---:|---:|",
+    ]
+    groups = {}
     for r in rows:
-        memory = r.get("max_pressure", r.get("peak_held", ""))
-        print(f"| {r['shape']} | {r['tasks']} | {r['system']} | {r['op']} | {r['seconds']:.4f} | "
-              f"{1e6 * r['seconds'] / r['tasks']:.2f} | {memory} |")
+        groups.setdefault((r["shape"], r["tasks"]), {})[(r["system"], r["op"])] = r
+    for (shape, tasks), found in groups.items():
+        for theirs, ours in PAIRS:
+            d, t = found.get(("dask", theirs)), found.get(("taskgraph", ours))
+            if not d or not t:
+                continue
+            memory = ""
+            if "max_pressure" in d:
+                ours_memory = t.get("max_pressure", t.get("peak_held", ""))
+                memory = f"{d['max_pressure']} / {ours_memory}"
+            elif "peak_held" in t:
+                memory = f"- / {t['peak_held']}"
+            speedup = d["seconds"] / t["seconds"] if t["seconds"] > 0 else float("inf")
+            lines.append(f"| {shape} | {tasks} | {theirs} | {ours} | {d['seconds']:.4f} | {t['seconds']:.4f} | "
+                         f"{speedup:.0f}x | {memory} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
