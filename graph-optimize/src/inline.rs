@@ -167,7 +167,9 @@ fn is_constant(term: &Term, no_deps: bool) -> bool {
 ///
 /// # Complexity
 ///
-/// O(V + R + size of the terms) time, plus the size of the terms built.
+/// O(V + R + size of the terms) time, plus the size of the terms built, which
+/// is bounded: a task is inlined only while the term it expands to has at most
+/// [`MAX_INLINED_TERM`] nodes (dask has no bound; see there).
 ///
 /// # Example
 ///
@@ -231,9 +233,37 @@ pub(crate) fn inline_functions_work(work: &mut Work<'_>, outputs: &FixedBitSet, 
     if inlinable.is_clear() {
         return;
     }
+    cap_expansion(work, &mut inlinable);
     inline_work(work, inlinable.clone(), false);
     for node in inlinable.ones() {
         work.kill(node as u32);
+    }
+}
+
+/// The most nodes a term may have once the cheap tasks it uses are inlined.
+pub const MAX_INLINED_TERM: usize = 64;
+
+/// Keeps as tasks the inlinable tasks whose expanded term would exceed
+/// [`MAX_INLINED_TERM`] nodes. Without this, a chain of n cheap tasks becomes
+/// one term n calls deep, and building it copies O(n^2) nodes (dask shares
+/// the copies; owned terms cannot), which exhausts memory on long chains.
+fn cap_expansion(work: &Work<'_>, inlinable: &mut FixedBitSet) {
+    let mut expanded = vec![0_usize; work.node_count()];
+    for node in work.topological_order() {
+        let Some(term) = work.term(node) else {
+            continue;
+        };
+        let extra: usize = work
+            .deps(node)
+            .iter()
+            .filter(|&&dep| inlinable.contains(dep as usize))
+            .map(|&dep| expanded[dep as usize].saturating_sub(1))
+            .sum();
+        let size = term.size().saturating_add(extra);
+        if size > MAX_INLINED_TERM && inlinable.contains(node as usize) {
+            inlinable.set(node as usize, false);
+        }
+        expanded[node as usize] = size;
     }
 }
 

@@ -50,7 +50,7 @@ pub use deps::Dependencies;
 pub use error::Error;
 pub use fuse::{DEFAULT_MAX_DEPTH, FuseConfig, fuse};
 pub use fuse_linear::{FuseLinearConfig, fuse_linear};
-pub use inline::{functions_of, inline, inline_functions};
+pub use inline::{MAX_INLINED_TERM, functions_of, inline, inline_functions};
 pub use names::{MAX_FUSED_KEY_LENGTH, fused_linear_name, fused_name, key_split};
 pub use optimize::{OptimizeConfig, Pass, PassReport, Report, optimize, optimize_owned};
 pub use stages::{StageConfig, StagePlan, coalesce_stages, plan_stages};

@@ -246,3 +246,38 @@ fn a_task_with_an_opaque_dependent_is_not_inlined() {
     .assert_eq(&show_checked(&result));
     assert_eq!(show(&g).lines().count(), 5);
 }
+
+/// A chain of cheap tasks is not folded into one term as deep as the chain:
+/// that term's copies would take memory quadratic in the chain's length. Each
+/// task is inlined only while its expanded term has at most `MAX_INLINED_TERM`
+/// nodes, so a kept task's term is that plus its own call; the values do not
+/// change.
+#[test]
+fn long_chains_of_cheap_ops_stay_bounded() {
+    use graph_optimize::MAX_INLINED_TERM;
+
+    let chain = graph_core::testing::chain(20_000);
+    let last = chain.keys().last().unwrap().clone();
+    let fast = ops(&["inc"]);
+    let inlined = inline_functions(&chain, std::slice::from_ref(&last), &fast, None).unwrap();
+    assert!(
+        inlined.graph.len() > 20_000 / MAX_INLINED_TERM,
+        "{} tasks",
+        inlined.graph.len()
+    );
+    assert!(
+        inlined.graph.len() < 20_000 / 16,
+        "{} tasks",
+        inlined.graph.len()
+    );
+    for (_, task) in inlined.graph.iter() {
+        assert!(task.body.term().unwrap().size() <= MAX_INLINED_TERM + 1);
+    }
+    let small = graph_core::testing::chain(300);
+    let small_last = small.keys().last().unwrap().clone();
+    let inlined = inline_functions(&small, std::slice::from_ref(&small_last), &fast, None).unwrap();
+    assert_eq!(
+        Evaluator::new(&inlined.graph).get(&small_last),
+        Evaluator::new(&small).get(&small_last)
+    );
+}
