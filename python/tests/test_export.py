@@ -78,3 +78,7 @@ def test_taskgraph_reads_the_export(make, tmp_path):
     n = taskgraph_dask.dump(make(), path)
     stats = subprocess.run([TASKGRAPH, "stats", str(path), "--json"], check=True, capture_output=True, text=True)
     assert json.loads(stats.stdout)["tasks"] == n
+    order = subprocess.run([TASKGRAPH, "order", str(path), "--json"], check=True, capture_output=True, text=True)
+    order = json.loads(order.stdout)
+    assert sorted(priority for _, priority in order["order"]) == list(range(n))
+    assert order["lower_bound"] <= order["max_pressure"]
