@@ -20,8 +20,18 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     )?;
     write_graph(&mut out, &graph)?;
     writeln!(out)?;
-    writeln!(out, "Its shape:")?;
-    crate::stats::write_table(&mut out, &GraphStats::of(graph.topology()?))?;
+    let stats = GraphStats::of(graph.topology()?);
+    writeln!(
+        out,
+        "Its shape: {} tasks, {} edges, {} roots, {} leaves, depth {}, widest fan-in {} and fan-out {}.",
+        stats.tasks,
+        stats.edges,
+        stats.roots,
+        stats.leaves,
+        stats.depth,
+        stats.max_in_degree,
+        stats.max_out_degree
+    )?;
     writeln!(out)?;
 
     writeln!(out, "Optimized as dask's optimization docs do it:")?;
@@ -105,6 +115,40 @@ fn write_picture(
                 "The graph, coloured by its order, is in demo.dot ({err:#})."
             )?;
         }
+    }
+    Ok(())
+}
+
+/// Writes what a pass changed: each task that is new or has a new body as
+/// `key = term`, then the keys it removed on one line.
+pub(crate) fn write_changes(
+    out: &mut impl Write,
+    before: &TaskGraph,
+    after: &TaskGraph,
+) -> std::io::Result<()> {
+    let changed: Vec<(&Key, &graph_core::Task)> = after
+        .iter()
+        .filter(|(key, task)| before.get(key) != Some(*task))
+        .collect();
+    let width = changed
+        .iter()
+        .map(|(key, _)| key.python_str().len())
+        .max()
+        .unwrap_or(0);
+    for (key, task) in changed {
+        let key = key.python_str();
+        match &task.body {
+            Body::Term(term) => writeln!(out, "  {key:<width$} = {term}")?,
+            Body::Opaque(_) => writeln!(out, "  {key:<width$} = <opaque>")?,
+        }
+    }
+    let removed: Vec<String> = before
+        .keys()
+        .filter(|key| after.get(key).is_none())
+        .map(Key::python_str)
+        .collect();
+    if !removed.is_empty() {
+        writeln!(out, "  (removed: {})", removed.join(", "))?;
     }
     Ok(())
 }

@@ -128,14 +128,14 @@ pub(crate) fn demo_steps(out: &mut impl Write) -> anyhow::Result<()> {
         graph.len(),
         culled.graph.len()
     )?;
-    crate::demo::write_graph(out, &culled.graph)?;
+    crate::demo::write_changes(out, &graph, &culled.graph)?;
 
     let inlined = graph_optimize::inline(&culled.graph, &[], true, Some(&culled.dependencies))?;
     writeln!(
         out,
-        "\ninline the constants (words, val1, val2) into their users; like dask, they stay:"
+        "inline the constants (words, val1, val2) into their users; like dask, they stay:"
     )?;
-    crate::demo::write_graph(out, &inlined.graph)?;
+    crate::demo::write_changes(out, &culled.graph, &inlined.graph)?;
 
     let fast = [Op::new("len"), Op::new("split")];
     let cheap = graph_optimize::inline_functions(
@@ -146,9 +146,9 @@ pub(crate) fn demo_steps(out: &mut impl Write) -> anyhow::Result<()> {
     )?;
     writeln!(
         out,
-        "\ninline the cheap ops len and split: nwords is computed where it is used:"
+        "inline the cheap ops len and split: nwords is computed where it is used:"
     )?;
-    crate::demo::write_graph(out, &cheap.graph)?;
+    crate::demo::write_changes(out, &inlined.graph, &cheap.graph)?;
 
     let fused = graph_optimize::fuse(
         &cheap.graph,
@@ -157,9 +157,9 @@ pub(crate) fn demo_steps(out: &mut impl Write) -> anyhow::Result<()> {
     )?;
     writeln!(
         out,
-        "\nfuse: each count, format and print become one task, named as dask names it;\n\
+        "fuse: each count, format and print become one task, named as dask names it;\n\
          the outputs stay as aliases, and the inlined constants, now unused, remain:"
     )?;
-    crate::demo::write_graph(out, &fused.graph)?;
+    crate::demo::write_changes(out, &cheap.graph, &fused.graph)?;
     Ok(())
 }

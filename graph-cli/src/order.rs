@@ -160,13 +160,12 @@ pub(crate) fn demo_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Resu
         ordered.max_pressure,
         ordered.lower_bound
     )?;
-    for node in ordered.order.sequence() {
-        writeln!(
-            out,
-            "  {:>4}  {}",
-            ordered.order.priority(node),
-            graph.key(node).python_str()
-        )?;
-    }
+    let sequence: Vec<String> = ordered
+        .order
+        .sequence()
+        .into_iter()
+        .map(|node| graph.key(node).python_str())
+        .collect();
+    writeln!(out, "  {}", sequence.join(" > "))?;
     Ok(ordered.order.into_priorities())
 }

@@ -12,7 +12,7 @@ fn demo_tells_the_whole_story() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     for part in [
         "nwords  = len(split(words))",
-        "  tasks                     14",
+        "Its shape: 14 tasks, 19 edges, 4 roots, 3 leaves, depth 4",
         "3 of 14 tasks changed",
         "Ordered with auto",
         "Placed on 2 workers",
