@@ -44,14 +44,7 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Any error of [`from_slice`], or of reading the file, wrapped in
 /// [`Error::In`] so that it names the file.
 pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
-    let path = path.as_ref();
-    let (origin, bytes) = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        let read = io::stdin().lock().read_to_end(&mut bytes);
-        ("<stdin>".to_owned(), read.map(|_| bytes))
-    } else {
-        (path.display().to_string(), std::fs::read(path))
-    };
+    let (origin, bytes) = read_input(path.as_ref());
     let within = |source: Error| Error::In {
         origin: origin.clone(),
         error: Box::new(source),
@@ -62,6 +55,18 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
     let graph = parse_text(bytes).map_err(within)?;
     check(&graph).map_err(within)?;
     Ok(graph)
+}
+
+/// Reads all of a file, or of standard input when `path` is `-`, with the name
+/// to give it in error messages: the path, or `<stdin>`.
+pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        let read = io::stdin().lock().read_to_end(&mut bytes);
+        ("<stdin>".to_owned(), read.map(|_| bytes))
+    } else {
+        (path.display().to_string(), std::fs::read(path))
+    }
 }
 
 /// Reads a graph from JSON text, or from gzip-compressed JSON text.

@@ -14,7 +14,6 @@
 //! top-level fields are ignored, so a file may carry a description; a rule has
 //! exactly `lhs` and `rhs`.
 
-use std::io::{self, Read};
 use std::path::Path;
 
 use graph_core::{Key, OpInterner, Value};
@@ -31,14 +30,7 @@ use crate::{Error, Pattern, RewriteRule, RuleSet};
 /// Any error of [`from_slice`], or of reading the file, wrapped in
 /// [`Error::In`] so that it names the file.
 pub fn read_path(path: impl AsRef<Path>) -> Result<RuleSet, Error> {
-    let path = path.as_ref();
-    let (origin, bytes) = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        let read = io::stdin().lock().read_to_end(&mut bytes);
-        ("<stdin>".to_owned(), read.map(|_| bytes))
-    } else {
-        (path.display().to_string(), std::fs::read(path))
-    };
+    let (origin, bytes) = graph_core::json::read_input(path.as_ref());
     let within = |error: Error| Error::In {
         origin: origin.clone(),
         error: Box::new(error),
