@@ -64,6 +64,8 @@ mod dask;
 mod diagnostics;
 mod error;
 mod exact;
+#[doc(hidden)]
+pub mod fuzz;
 mod tree;
 
 use std::fmt::Write as _;

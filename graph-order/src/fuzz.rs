@@ -1,0 +1,59 @@
+//! The checker behind the `order_valid` fuzz target, so that the target is a
+//! short shim and `cargo test` can replay its inputs.
+
+use graph_core::{Dag, TaskGraph};
+
+use crate::{OrderConfig, Strategy, diagnostics, lower_bound, order_graph};
+
+/// `order_valid`: every strategy orders every task once with each dependency
+/// first, the same way twice; `Auto` holds no more than `Dask`, and no order
+/// holds fewer than the lower bound.
+pub fn order_valid(graph: &TaskGraph) {
+    let Ok(topology) = graph.topology() else {
+        return;
+    };
+    let n_nodes = topology.node_count();
+    let bound = lower_bound(topology).expect("a task graph's topology is acyclic");
+    let pressure_of = |strategy: Strategy| {
+        let config = OrderConfig::new(strategy);
+        let order = order_graph(graph, &config).expect("every strategy orders every DAG");
+        let again = order_graph(graph, &config).expect("and does so twice");
+        assert_eq!(
+            order.priorities(),
+            again.priorities(),
+            "{strategy:?} is deterministic"
+        );
+        let mut seen = vec![false; n_nodes];
+        for &priority in order.priorities() {
+            let slot = &mut seen[priority as usize];
+            assert!(!*slot, "{strategy:?} gives priority {priority} twice");
+            *slot = true;
+        }
+        for node in topology.node_ids() {
+            for &dep in topology.dependencies(node) {
+                assert!(
+                    order.priority(dep) < order.priority(node),
+                    "{strategy:?} runs a task before its input"
+                );
+            }
+        }
+        let pressure = diagnostics(topology, &order)
+            .expect("the order fits the graph")
+            .max_pressure;
+        assert!(
+            bound <= pressure,
+            "{strategy:?} holds {pressure}, below the lower bound {bound}"
+        );
+        pressure
+    };
+    let dask = pressure_of(Strategy::Dask);
+    for strategy in [
+        Strategy::TreeOptimal,
+        Strategy::DepthFirst,
+        Strategy::BreadthFirst,
+    ] {
+        pressure_of(strategy);
+    }
+    let auto = pressure_of(Strategy::Auto);
+    assert!(auto <= dask, "Auto holds {auto}, more than Dask's {dask}");
+}
