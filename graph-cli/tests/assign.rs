@@ -15,21 +15,16 @@ fn json_output_places_every_task_once() {
         text.as_bytes(),
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let positions: Vec<usize> = [
-        "{\"workers\":",
-        "\"edge_cut\":",
-        "\"transfer_bytes\":",
-        "\"imbalance\":",
-        "\"assignment\":",
-    ]
-    .iter()
-    .map(|field| {
-        run.stdout
-            .find(field)
-            .unwrap_or_else(|| panic!("{field} in {}", run.stdout))
-    })
-    .collect();
-    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{}", run.stdout);
+    common::assert_fields(
+        &run.stdout,
+        &[
+            "workers",
+            "edge_cut",
+            "transfer_bytes",
+            "imbalance",
+            "assignment",
+        ],
+    );
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(report["workers"], 4);
     let assignment = report["assignment"].as_array().unwrap();

@@ -11,20 +11,10 @@ fn json_output_is_a_valid_order() {
     let text = json::to_string(&graph).unwrap();
     let run = taskgraph(&["order", "-", "--json"], text.as_bytes());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let positions: Vec<usize> = [
-        "{\"order\":",
-        "\"max_pressure\":",
-        "\"lower_bound\":",
-        "\"strategy\":",
-    ]
-    .iter()
-    .map(|field| {
-        run.stdout
-            .find(field)
-            .unwrap_or_else(|| panic!("{field} in {}", run.stdout))
-    })
-    .collect();
-    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{}", run.stdout);
+    common::assert_fields(
+        &run.stdout,
+        &["order", "max_pressure", "lower_bound", "strategy"],
+    );
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let order = report["order"].as_array().unwrap();
     assert_eq!(order.len(), graph.len());

@@ -53,3 +53,18 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Asserts that `json` is one object whose fields are exactly `fields`, in
+/// this order (scripts may read the output as text).
+pub fn assert_fields(json: &str, fields: &[&str]) {
+    let report: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(report.as_object().unwrap().len(), fields.len(), "{json}");
+    let mut from = 0;
+    for field in fields {
+        let quoted = format!("\"{field}\":");
+        let at = json[from..]
+            .find(&quoted)
+            .unwrap_or_else(|| panic!("{quoted} after byte {from} in {json}"));
+        from += at + quoted.len();
+    }
+}
