@@ -37,22 +37,22 @@ struct Cli {
 enum Command {
     /// Tasks, edges, roots, leaves, depth and the widest nodes of a graph.
     Stats(stats::Args),
-    /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
-    Assign(assign::Args),
     /// Simplify a graph: cull, inline, inline_functions, fuse_linear, fuse.
     Optimize(optimize::Args),
-    /// A static order that keeps few results in memory, with its max pressure.
-    Order(order::Args),
     /// Rewrite every task's term with rules from a JSON file.
     Rewrite(rewrite::Args),
+    /// A static order that keeps few results in memory, with its max pressure.
+    Order(order::Args),
+    /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
+    Assign(assign::Args),
     /// Run a graph with the built-in ops on all cores and print the results.
     Run(run::Args),
     /// Draw a graph coloured by static order or by worker (Graphviz DOT, SVG, PNG).
     Viz(viz::Args),
-    /// The toolkit's story on dask's word-count graph.
-    Demo(demo::Args),
     /// Write a seeded test graph (chains, trees, 2-D array shapes, shuffles).
     Generate(generate::Args),
+    /// The toolkit's story on dask's word-count graph.
+    Demo(demo::Args),
 }
 
 fn main() -> ExitCode {
