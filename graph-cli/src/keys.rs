@@ -1,7 +1,7 @@
 //! The `--keys JSON` option shared by the commands that take requested keys.
 
 use anyhow::Context;
-use graph_core::{Dag, Key, TaskGraph};
+use graph_core::{Key, TaskGraph};
 
 /// Parses `--keys`: a JSON array of keys, each a string, a number or an array
 /// (a tuple key), as in taskgraph-json/1.
@@ -22,13 +22,6 @@ pub(crate) fn requested(graph: &TaskGraph, given: Option<&str>) -> anyhow::Resul
             }
             Ok(keys)
         }
-        None => {
-            let topology = graph.topology()?;
-            Ok(topology
-                .node_ids()
-                .filter(|&node| topology.dependents(node).is_empty())
-                .map(|node| graph.key(node).clone())
-                .collect())
-        }
+        None => Ok(graph.leaf_keys()?),
     }
 }

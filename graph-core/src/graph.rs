@@ -7,7 +7,7 @@ use indexmap::map::Entry;
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
-use crate::{Error, Key, NodeId, Term, Topology};
+use crate::{Dag, Error, Key, NodeId, Term, Topology};
 
 /// The body of a task.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +225,22 @@ impl TaskGraph {
     /// Every key, in node id order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &Key> + DoubleEndedIterator {
         self.tasks.keys()
+    }
+
+    /// The keys of the tasks no task depends on, in node order: what a run
+    /// computes when no keys are given, as dask's users ask for a graph's
+    /// outputs.
+    ///
+    /// # Errors
+    ///
+    /// As [`TaskGraph::topology`].
+    pub fn leaf_keys(&self) -> Result<Vec<Key>, Error> {
+        let topology = self.topology()?;
+        Ok(topology
+            .node_ids()
+            .filter(|&node| topology.dependents(node).is_empty())
+            .map(|node| self.key(node).clone())
+            .collect())
     }
 
     /// The graph's topology: references resolved to node ids, repeats and

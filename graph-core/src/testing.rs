@@ -483,6 +483,23 @@ impl Shape {
     }
 }
 
+/// The inputs a fuzz target keeps in `dir` (seeds, and inputs that once
+/// failed), sorted by file name, for the tests that replay them.
+///
+/// # Errors
+///
+/// When the directory or a file in it cannot be read.
+pub fn fuzz_inputs(dir: &std::path::Path) -> std::io::Result<Vec<(std::path::PathBuf, Vec<u8>)>> {
+    let mut paths = std::fs::read_dir(dir)?
+        .map(|entry| entry.map(|entry| entry.path()))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| std::fs::read(&path).map(|data| (path, data)))
+        .collect()
+}
+
 /// A small runnable DAG built from fuzzer bytes: up to 48 tasks, each a
 /// literal or a call of `inc`, `neg`, `add`, `sum`, `max` or `identity` (and,
 /// when `failing_ops` is set, rarely `fail` or `boom`) on earlier tasks and

@@ -7,16 +7,11 @@ fn replay(target: &str, check: impl Fn(&[u8]) + std::panic::RefUnwindSafe) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/fuzz")
         .join(target);
-    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    inputs.sort();
+    let inputs = graph_core::testing::fuzz_inputs(&dir).unwrap();
     assert!(!inputs.is_empty(), "no inputs in {}", dir.display());
-    for input in inputs {
-        let data = std::fs::read(&input).unwrap();
+    for (path, data) in inputs {
         let checked = std::panic::catch_unwind(|| check(&data));
-        assert!(checked.is_ok(), "the checker failed on {}", input.display());
+        assert!(checked.is_ok(), "the checker failed on {}", path.display());
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use graph_core::testing::Shape;
-use graph_core::{Dag, Key, TaskGraph, Term};
+use graph_core::{Key, TaskGraph, Term};
 use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Request, RunOptions, execute_sequential};
 
 const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
@@ -16,21 +16,10 @@ fn main() {
     divan::main();
 }
 
-fn leaves(graph: &TaskGraph) -> Request {
-    let topology = graph.topology().unwrap();
-    Request::List(
-        topology
-            .node_ids()
-            .filter(|&n| topology.dependents(n).is_empty())
-            .map(|n| Request::Key(graph.key(n).clone()))
-            .collect(),
-    )
-}
-
 fn prepared(shape: Shape, n: usize) -> (TaskGraph, Request) {
     let graph = shape.generate(n, 42);
     graph.topology().unwrap();
-    let request = leaves(&graph);
+    let request = Request::list(graph.leaf_keys().unwrap());
     (graph, request)
 }
 

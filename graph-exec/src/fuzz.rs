@@ -1,7 +1,7 @@
 //! The checker behind the `exec_parallel_equals_sequential` fuzz target, so
 //! that the target is a short shim and `cargo test` can replay its inputs.
 
-use graph_core::{Dag, TaskGraph};
+use graph_core::TaskGraph;
 
 use crate::{Dynamic, Error, LocalExecutor, OpRegistry, Request, RunOptions, execute_sequential};
 
@@ -19,17 +19,11 @@ pub fn registry_with_failures() -> OpRegistry<Dynamic> {
 /// when a task fails (an error or a panic), fails as well with a task error.
 /// With one thread and the same order the error is the same one.
 pub fn parallel_equals_sequential(graph: &TaskGraph) {
-    let Ok(topology) = graph.topology() else {
+    let Ok(leaves) = graph.leaf_keys() else {
         return;
     };
     let registry = registry_with_failures();
-    let request = Request::List(
-        topology
-            .node_ids()
-            .filter(|&node| topology.dependents(node).is_empty())
-            .map(|node| Request::Key(graph.key(node).clone()))
-            .collect(),
-    );
+    let request = Request::list(leaves);
     let oracle = execute_sequential(graph, &registry, &request);
     for threads in [1, 2, 3] {
         let run = LocalExecutor::with_threads(threads).run(

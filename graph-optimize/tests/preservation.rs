@@ -14,15 +14,7 @@ use graph_optimize::{
 
 /// The tasks no task depends on.
 fn leaves(graph: &TaskGraph) -> Vec<Key> {
-    let topology = graph.topology().unwrap();
-    graph
-        .keys()
-        .enumerate()
-        .filter(|(i, _)| {
-            graph_core::Dag::dependents(topology, graph_core::NodeId::new(*i)).is_empty()
-        })
-        .map(|(_, key)| key.clone())
-        .collect()
+    graph.leaf_keys().unwrap()
 }
 
 fn graphs() -> Vec<(String, TaskGraph)> {

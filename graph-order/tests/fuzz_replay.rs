@@ -4,20 +4,15 @@
 use std::path::Path;
 
 use arbitrary::Unstructured;
-use graph_core::testing::arbitrary_graph;
+use graph_core::testing::{arbitrary_graph, fuzz_inputs};
 
 #[test]
 fn order_valid() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/order_valid");
-    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    inputs.sort();
+    let inputs = fuzz_inputs(&dir).unwrap();
     assert!(!inputs.is_empty(), "no inputs in {}", dir.display());
     let mut graphs = 0;
-    for input in inputs {
-        let data = std::fs::read(&input).unwrap();
+    for (_, data) in inputs {
         if let Ok(graph) = arbitrary_graph(&mut Unstructured::new(&data), false) {
             graphs += 1;
             graph_order::fuzz::order_valid(&graph);

@@ -7,14 +7,7 @@ use graph_exec::Request;
 
 /// Every task that no task depends on, as a flat request.
 pub fn leaves(graph: &TaskGraph) -> Request {
-    let topology = graph.topology().unwrap();
-    Request::List(
-        topology
-            .node_ids()
-            .filter(|&n| topology.dependents(n).is_empty())
-            .map(|n| Request::Key(graph.key(n).clone()))
-            .collect(),
-    )
+    Request::list(graph.leaf_keys().unwrap())
 }
 
 /// dask's `diagnostics` max pressure of running every task in `priority`
