@@ -163,6 +163,7 @@ impl OpRegistry<Dynamic> {
     /// | `list`, `len`, `getitem`, `concat` | `[args...]`, `len(x)`, `x[i]` (negative indices too), lists joined |
     /// | `split`, `count`, `format`, `upper` | `s.split()` or `s.split(sep)`, `s.count(sub)` (or `list.count(x)`), `'{}'`-placeholders filled in order, `s.upper()` |
     /// | `identity` | its one argument |
+    /// | `sleep` | `sleep(x, seconds)`: waits `seconds` (at most an hour), then returns `x` |
     ///
     /// Integer arithmetic that overflows 64 bits is an error, as is division
     /// by zero or the log of a non-positive number.
@@ -170,6 +171,15 @@ impl OpRegistry<Dynamic> {
         let mut r = OpRegistry::new();
         r.register("identity", |a| {
             arity("identity", a, 1)?;
+            Ok(a[0].clone())
+        });
+        r.register("sleep", |a| {
+            arity("sleep", a, 2)?;
+            let seconds = float_of("sleep", &a[1])?;
+            if !(0.0..=3600.0).contains(&seconds) {
+                return fail(format!("sleep of {seconds} s: must be 0 to 3600"));
+            }
+            std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
             Ok(a[0].clone())
         });
         r.register("inc", |a| {

@@ -81,6 +81,12 @@ pub enum Error {
         /// How many nodes there are.
         expected: usize,
     },
+    /// A task the request does not need was asked to run.
+    #[error("task {key} is not needed by the request, so it was not compiled")]
+    NotNeeded {
+        /// The task.
+        key: Key,
+    },
     /// The run was cancelled through its [`CancelHandle`](crate::CancelHandle).
     #[error("the run was cancelled")]
     Cancelled,

@@ -9,6 +9,9 @@
 //!   ordering, frees every intermediate result as soon as its last dependent has
 //!   run, stops at the first failure, and reports [`Stats`].
 //!
+//! - [`CompiledGraph`] hands the tasks, compiled, to an executor of the
+//!   caller's: it runs one task at a time on the inputs it is given.
+//!
 //! Only the tasks the requested keys need are run, and results come back in
 //! the shape of the request ([`Request`], [`Output`]), as `dask.get` returns
 //! them.
@@ -20,6 +23,7 @@
 //! ```
 
 mod builtins;
+mod compiled;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
@@ -30,10 +34,11 @@ mod request;
 mod sequential;
 mod value;
 
+pub use compiled::CompiledGraph;
 pub use error::{Error, OpError};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
 pub use sequential::{Run, execute_sequential};
-pub use value::{Dynamic, TaskValue};
+pub use value::{Dynamic, Tagged, TaskValue};

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use crate::OpError;
@@ -150,5 +151,104 @@ impl Serialize for Dynamic {
                 seq.end()
             }
         }
+    }
+}
+
+/// A [`Dynamic`] in a serde form that says its own type, for formats that do
+/// not (bincode, which carries values between processes).
+///
+/// [`Dynamic`]'s own [`Serialize`] writes plain JSON (`1`, `"a"`), which only
+/// a self-describing format can read back; `Tagged` writes each value as an
+/// enum variant (`Int(1)`, `Str("a")`), so any serde format round-trips it.
+///
+/// # Example
+///
+/// ```
+/// use graph_exec::{Dynamic, Tagged};
+///
+/// let value = Tagged(Dynamic::from(vec![Dynamic::Int(1), Dynamic::from("a")]));
+/// let json = serde_json::to_string(&value).unwrap();
+/// assert_eq!(json, r#"{"List":[{"Int":1},{"Str":"a"}]}"#);
+/// let back: Tagged = serde_json::from_str(&json).unwrap();
+/// assert_eq!(back, value);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tagged(pub Dynamic);
+
+/// The variant names of [`Tagged`], in the order of [`Dynamic`]'s variants.
+const VARIANTS: &[&str] = &["None", "Bool", "Int", "Float", "Str", "List"];
+
+impl Serialize for Tagged {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The items of a list, each tagged, without copying them.
+        struct Items<'a>(&'a [Dynamic]);
+
+        impl Serialize for Items<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+                for item in self.0 {
+                    seq.serialize_element(&TaggedRef(item))?;
+                }
+                seq.end()
+            }
+        }
+
+        /// A borrowed `Tagged`.
+        struct TaggedRef<'a>(&'a Dynamic);
+
+        impl Serialize for TaggedRef<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let name = "Dynamic";
+                match self.0 {
+                    Dynamic::None => serializer.serialize_unit_variant(name, 0, VARIANTS[0]),
+                    Dynamic::Bool(b) => {
+                        serializer.serialize_newtype_variant(name, 1, VARIANTS[1], b)
+                    }
+                    Dynamic::Int(i) => {
+                        serializer.serialize_newtype_variant(name, 2, VARIANTS[2], i)
+                    }
+                    Dynamic::Float(x) => {
+                        serializer.serialize_newtype_variant(name, 3, VARIANTS[3], x)
+                    }
+                    Dynamic::Str(s) => {
+                        serializer.serialize_newtype_variant(name, 4, VARIANTS[4], &**s)
+                    }
+                    Dynamic::List(items) => {
+                        serializer.serialize_newtype_variant(name, 5, VARIANTS[5], &Items(items))
+                    }
+                }
+            }
+        }
+
+        TaggedRef(&self.0).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Tagged {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Tagged, D::Error> {
+        /// What `Tagged` writes, read back with serde's derived enum reader.
+        #[derive(serde::Deserialize)]
+        #[serde(rename = "Dynamic")]
+        enum Owned {
+            None,
+            Bool(bool),
+            Int(i64),
+            Float(f64),
+            Str(String),
+            List(Vec<Owned>),
+        }
+
+        fn convert(owned: Owned) -> Dynamic {
+            match owned {
+                Owned::None => Dynamic::None,
+                Owned::Bool(b) => Dynamic::Bool(b),
+                Owned::Int(i) => Dynamic::Int(i),
+                Owned::Float(x) => Dynamic::Float(x),
+                Owned::Str(s) => Dynamic::Str(s.into()),
+                Owned::List(items) => Dynamic::List(items.into_iter().map(convert).collect()),
+            }
+        }
+
+        Owned::deserialize(deserializer).map(|owned| Tagged(convert(owned)))
     }
 }

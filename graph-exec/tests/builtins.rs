@@ -112,6 +112,14 @@ fn lists_and_strings() {
     );
     assert_eq!(eval(call("upper", [s("abc")])), Ok("'ABC'".into()));
     assert_eq!(eval(call("identity", [Term::lit(true)])), Ok("True".into()));
+    assert_eq!(
+        eval(call("sleep", [s("x"), Term::lit(0.001)])),
+        Ok("'x'".into())
+    );
+    assert_eq!(
+        eval(call("sleep", [s("x"), Term::lit(-1.0)])),
+        Err("task 'x' failed in op `sleep`: sleep of -1 s: must be 0 to 3600".into())
+    );
 }
 
 #[test]

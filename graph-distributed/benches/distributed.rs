@@ -1,0 +1,2 @@
+//! Benchmarks of distributed runs.
+fn main() {}

@@ -1,0 +1,33 @@
+//! Running one task graph across processes and hosts, on timely dataflow.
+//!
+//! When one machine is not enough, the same graph and the same ops run across
+//! processes: [`run`] starts timely dataflow workers in every process of a
+//! [`Cluster`] (connected over TCP: one `host:port` per process, as timely's
+//! own hostfile), and each worker runs the tasks a [`Job`]'s placement gives
+//! it, in the job's priority order among its ready tasks. A result travels,
+//! serialized, only to the workers whose tasks read it, through a timely
+//! exchange channel that routes each message to the worker it names; each
+//! worker frees a result once its last reader there has run. The requested
+//! results are gathered at worker 0.
+//!
+//! The crate knows nothing of ops: a [`Runner`] of the caller's runs each
+//! task on the values of its inputs (the `taskgraph` command wires in
+//! `graph-exec`'s compiled tasks). Placement and priorities are plain data
+//! (`graph-assign` and `graph-order` give them, or anything else).
+//!
+//! A failing task stops every worker and comes back from every process as
+//! [`Error::Task`], naming its key, op and worker; a process that dies ends
+//! the run in the others with [`Error::Disconnected`], never a hang.
+
+mod cluster;
+mod error;
+mod job;
+mod message;
+mod run;
+mod runner;
+
+pub use cluster::Cluster;
+pub use error::Error;
+pub use job::Job;
+pub use run::{MakeRunner, Outcome, WorkerStats, run};
+pub use runner::{Runner, TaskFailure};

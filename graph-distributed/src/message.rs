@@ -1,0 +1,39 @@
+//! What workers send each other over timely's exchange channel.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{TaskFailure, WorkerStats};
+
+/// A message for worker `to`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Message<V> {
+    /// The worker it is for; timely's exchange routes it there.
+    pub(crate) to: u32,
+    pub(crate) body: Body<V>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum Body<V> {
+    /// A task's result, for the tasks of worker `to` that read it.
+    Value { node: u32, value: V },
+    /// A requested result, for worker 0.
+    Output { node: u32, value: V },
+    /// The run stops: a worker failed.
+    Abort(Abort),
+    /// A worker has run all its tasks (or stopped); its counters, for
+    /// worker 0.
+    Finished(WorkerStats),
+}
+
+/// Why a run stops.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Abort {
+    /// A task failed.
+    Task {
+        node: u32,
+        worker: u32,
+        failure: TaskFailure,
+    },
+    /// A worker could not build its runner.
+    Runner { worker: u32, message: String },
+}

@@ -1,0 +1,721 @@
+//! `run`: one task graph over timely dataflow workers, in this process and
+//! the others of its cluster.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use graph_core::{Dag, NodeId, TaskGraph, Topology};
+use serde::{Deserialize, Serialize};
+use timely::communication::{Allocator, initialize_from};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::{Input, Probe};
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::worker::{Config as WorkerConfig, Worker};
+
+use crate::message::{Abort, Body, Message};
+use crate::{Cluster, Error, Job, Runner, TaskFailure};
+
+/// Makes the runner of one worker: given the graph and the worker's index,
+/// a runner, or why none can be made.
+pub type MakeRunner<V> = dyn for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, String>
+    + Send
+    + Sync;
+
+/// What a distributed run computed, as worker 0 has it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome<V> {
+    /// The requested results, in the job's output order.
+    pub values: Vec<(NodeId, V)>,
+    /// Every worker's counters, by worker index.
+    pub workers: Vec<WorkerStats>,
+}
+
+impl<V> Outcome<V> {
+    /// Tasks run by all workers.
+    pub fn tasks_run(&self) -> usize {
+        self.workers.iter().map(|w| w.tasks_run).sum()
+    }
+
+    /// Dependencies whose two tasks ran on different workers.
+    pub fn cut_edges(&self) -> usize {
+        self.workers.iter().map(|w| w.cut_edges).sum()
+    }
+
+    /// The producers' sizes summed over the cut edges.
+    pub fn transfer_bytes(&self) -> u64 {
+        self.workers.iter().map(|w| w.transfer_bytes).sum()
+    }
+
+    /// Results sent from one worker to another (one per producer and
+    /// receiving worker, however many of its tasks read it).
+    pub fn values_sent(&self) -> usize {
+        self.workers.iter().map(|w| w.values_sent).sum()
+    }
+}
+
+/// What one worker did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerStats {
+    /// The worker's index.
+    pub worker: usize,
+    /// Tasks it ran.
+    pub tasks_run: usize,
+    /// Dependencies from its tasks to tasks of other workers: the edge cut
+    /// of the placement, as `graph-assign` counts it, over the tasks run.
+    pub cut_edges: usize,
+    /// The producers' `size` (1 when unknown) summed over those edges: the
+    /// placement's transfer bytes, as `graph-assign` counts them.
+    pub transfer_bytes: u64,
+    /// Results it sent to other workers (one per result and receiver).
+    pub values_sent: usize,
+    /// Results requested of it that it sent to worker 0.
+    pub outputs_sent: usize,
+    /// The most results it held at once for its own tasks.
+    pub peak_held: usize,
+}
+
+/// Runs `job` on `graph` across the workers of `cluster`, each task on the
+/// worker its placement names; every process of the cluster calls `run`
+/// with the same graph and job.
+///
+/// Each worker runs its ready tasks lowest priority first and sends each
+/// result once to every other worker whose tasks read it (serialized when
+/// the worker is in another process); a result is freed as soon as the last
+/// task of its worker that reads it has run. The requested results are
+/// gathered at worker 0, in process 0.
+///
+/// # Returns
+///
+/// In process 0, the [`Outcome`]: the requested values and every worker's
+/// counters. In the other processes, `None`.
+///
+/// # Errors
+///
+/// Before anything runs: a bad job ([`Error::PlacementLength`],
+/// [`Error::NoSuchWorker`], [`Error::PriorityCount`],
+/// [`Error::UnknownOutput`]), the graph's own [`Error::Graph`], or a cluster
+/// that does not come together ([`Error::Listen`], [`Error::ConnectTimeout`],
+/// [`Error::Handshake`]). While running: the first failing task as
+/// [`Error::Task`] (its key, op and worker), in every process, or
+/// [`Error::Disconnected`] when another process goes away.
+///
+/// # Example
+///
+/// Two workers in this process; the runner's tasks sum their inputs plus one.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use graph_core::{Dag, NodeId, TaskGraph, Term, Topology};
+/// use graph_distributed::{Cluster, Job, Runner, TaskFailure, run};
+///
+/// struct Count<'g>(&'g Topology);
+///
+/// impl Runner for Count<'_> {
+///     type Value = u64;
+///
+///     fn run(
+///         &mut self,
+///         node: NodeId,
+///         input: &mut dyn FnMut(NodeId) -> Option<u64>,
+///     ) -> Result<u64, TaskFailure> {
+///         let inputs = self.0.dependencies(node).iter().map(|&d| input(d).unwrap());
+///         Ok(1 + inputs.sum::<u64>())
+///     }
+/// }
+///
+/// let graph = Arc::new(
+///     TaskGraph::builder()
+///         .task("a", Term::lit(1))
+///         .task("b", Term::lit(1))
+///         .task("c", Term::call("add", [Term::key("a"), Term::key("b")]))
+///         .build()?,
+/// );
+/// let c = graph.node_id(&"c".into()).unwrap();
+/// let job = Job::new([c], vec![0, 1, 0]);
+/// let outcome = run(graph, job, &Cluster::local(2), |graph, _worker| {
+///     Ok(Box::new(Count(graph.topology().map_err(|e| e.to_string())?)))
+/// })?
+/// .expect("process 0 has the outcome");
+/// assert_eq!(outcome.values, [(c, 3)]);
+/// assert_eq!(outcome.cut_edges(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn run<V, F>(
+    graph: Arc<TaskGraph>,
+    job: Job,
+    cluster: &Cluster,
+    make_runner: F,
+) -> Result<Option<Outcome<V>>, Error>
+where
+    V: timely::ExchangeData + Clone,
+    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, String>
+        + Send
+        + Sync
+        + 'static,
+{
+    let topology = graph.topology()?;
+    job.check(&graph, cluster.workers())?;
+    let needed = needed(topology, job.outputs());
+    let (builders, comms) = cluster.allocators(job.fingerprint(&graph))?;
+    let threads = builders.len();
+    let shared = Arc::new(Shared {
+        graph,
+        job,
+        needed,
+        make_runner: Box::new(make_runner),
+        results: Mutex::new((0..threads).map(|_| None).collect()),
+    });
+    let guards = {
+        let shared = Arc::clone(&shared);
+        initialize_from(builders, comms, move |allocator| {
+            worker_main(allocator, &shared);
+        })
+        .map_err(|message| Error::Timely { message })?
+    };
+    // Joining also tears down the connections, which panics in timely when
+    // one broke; the workers have put their results aside by then.
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(guards.join())));
+    let results = std::mem::take(
+        &mut *shared
+            .results
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    let mut outcome = None;
+    let mut first_error: Option<Error> = None;
+    for (thread, result) in results.into_iter().enumerate() {
+        match result.unwrap_or_else(|| {
+            Err(Error::Disconnected {
+                detail: format!("worker thread {thread} of this process stopped without a result"),
+            })
+        }) {
+            Ok(Some(found)) => outcome = Some(found),
+            Ok(None) => {}
+            // A task's failure says more than the disconnections it causes.
+            Err(err) => {
+                let better = match &first_error {
+                    None => true,
+                    Some(Error::Task { .. }) => false,
+                    Some(_) => matches!(err, Error::Task { .. }),
+                };
+                if better {
+                    first_error = Some(err);
+                }
+            }
+        }
+    }
+    match first_error {
+        Some(err) => Err(err),
+        None => Ok(outcome),
+    }
+}
+
+/// What the worker threads of one process share.
+struct Shared<V> {
+    graph: Arc<TaskGraph>,
+    job: Job,
+    /// Per node: whether the outputs need it.
+    needed: Vec<bool>,
+    make_runner: Box<MakeRunner<V>>,
+    /// Per worker thread of this process: its result, once it has one.
+    results: Mutex<Vec<Option<WorkerResult<V>>>>,
+}
+
+type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;
+
+/// Every node the outputs need.
+fn needed(topology: &Topology, outputs: &[NodeId]) -> Vec<bool> {
+    let mut needed = vec![false; topology.node_count()];
+    let mut stack = outputs.to_vec();
+    for node in outputs {
+        needed[node.index()] = true;
+    }
+    while let Some(node) = stack.pop() {
+        for &dep in topology.dependencies(node) {
+            if !needed[dep.index()] {
+                needed[dep.index()] = true;
+                stack.push(dep);
+            }
+        }
+    }
+    needed
+}
+
+/// The body of one worker thread: runs its share and puts its result aside.
+fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &Shared<V>) {
+    let mut worker = Worker::new(WorkerConfig::default(), allocator, Some(Instant::now()));
+    let thread = worker.index() % shared.results_len();
+    let result =
+        catch_unwind(AssertUnwindSafe(|| work(&mut worker, shared))).unwrap_or_else(|payload| {
+            Err(Error::Disconnected {
+                detail: panic_message(&*payload),
+            })
+        });
+    shared
+        .results
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)[thread] = Some(result);
+    // Dropping the worker flushes its channels, which panics when a
+    // connection broke; the result is already set aside.
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(worker)));
+}
+
+impl<V> Shared<V> {
+    fn results_len(&self) -> usize {
+        self.results
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// The most tasks a worker runs between two looks at its channels.
+const BATCH: usize = 256;
+
+/// How long a worker runs tasks between two looks at its channels.
+const SLICE: Duration = Duration::from_micros(500);
+
+/// How long an idle worker sleeps before it looks again, at most.
+const PARK: Duration = Duration::from_millis(100);
+
+/// One worker's share of the run.
+fn work<V: timely::ExchangeData + Clone>(
+    worker: &mut Worker,
+    shared: &Shared<V>,
+) -> WorkerResult<V> {
+    let inbox: Rc<RefCell<Vec<Message<V>>>> = Rc::default();
+    let mut input: Outbox<V> = InputHandle::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let inbox = Rc::clone(&inbox);
+        scope
+            .input_from(&mut input)
+            .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Exchange::new(|message: &Message<V>| u64::from(message.to)),
+                "Deliver",
+                move |_capability, _info| {
+                    move |input, _output| {
+                        input.for_each(|_time, data| inbox.borrow_mut().append(data));
+                    }
+                },
+            )
+            .probe_with(&probe);
+    });
+
+    let graph = &*shared.graph;
+    let me = worker.index();
+    let mut state = State::new(shared, me, worker.peers());
+    let mut runner = match (shared.make_runner)(graph, me) {
+        Ok(runner) => Some(runner),
+        Err(message) => {
+            state.abort(
+                Abort::Runner {
+                    worker: me as u32,
+                    message,
+                },
+                &mut input,
+            );
+            None
+        }
+    };
+    let mut input = Some(input);
+    loop {
+        let delivered = std::mem::take(&mut *inbox.borrow_mut());
+        for message in delivered {
+            if let Some(input) = input.as_mut() {
+                state.receive(message, input);
+            } else {
+                state.receive_late(message);
+            }
+        }
+        if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
+            state.run_ready(&mut **runner, handle);
+        }
+        if state.unsent
+            && let Some(handle) = input.as_mut()
+        {
+            // Closing an epoch is what pushes the exchange channel's buffers
+            // out to their workers.
+            let next = handle.time() + 1;
+            handle.advance_to(next);
+            state.unsent = false;
+        }
+        if state.finished()
+            && let Some(mut handle) = input.take()
+        {
+            if me != 0 {
+                handle.send(Message {
+                    to: 0,
+                    body: Body::Finished(state.stats.clone()),
+                });
+            }
+            handle.close();
+        }
+        if probe.done() {
+            break;
+        }
+        if state.has_ready() && input.is_some() {
+            worker.step();
+        } else {
+            worker.step_or_park(Some(PARK));
+        }
+    }
+    runner.take();
+    state.into_result()
+}
+
+/// The tasks of one worker and the results it holds.
+struct State<'s, V> {
+    shared: &'s Shared<V>,
+    topology: &'s Topology,
+    me: u32,
+    peers: u32,
+    /// Per node of this worker: inputs that have not arrived.
+    pending: Vec<u32>,
+    /// Per node: tasks of this worker that read it and have not run.
+    readers: Vec<u32>,
+    /// Per node: its result, while a task of this worker still reads it.
+    values: Vec<Option<V>>,
+    ready: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Tasks of this worker that have not run.
+    left: usize,
+    held: usize,
+    /// Per worker: the last node sent to it (plus one), so that a result goes
+    /// once to each worker however many of its tasks read it.
+    sent_to: Vec<u32>,
+    /// Worker 0 only: per output, its value.
+    outputs: Vec<Option<V>>,
+    /// Worker 0 only: per node, its position among the outputs plus one.
+    output_slot: Vec<u32>,
+    finished: Vec<Option<WorkerStats>>,
+    abort: Option<Abort>,
+    /// Whether messages were sent since the epoch last advanced.
+    unsent: bool,
+    stats: WorkerStats,
+}
+
+impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
+    fn new(shared: &'s Shared<V>, me: usize, peers: usize) -> State<'s, V> {
+        let graph = &*shared.graph;
+        let topology = graph.topology().expect("checked before the run");
+        let n = graph.len();
+        let placement = shared.job.placement();
+        let mut state = State {
+            shared,
+            topology,
+            me: me as u32,
+            peers: peers as u32,
+            pending: vec![0; n],
+            readers: vec![0; n],
+            values: (0..n).map(|_| None).collect(),
+            ready: BinaryHeap::new(),
+            left: 0,
+            held: 0,
+            sent_to: vec![0; peers],
+            outputs: Vec::new(),
+            output_slot: Vec::new(),
+            finished: Vec::new(),
+            abort: None,
+            unsent: false,
+            stats: WorkerStats {
+                worker: me,
+                ..WorkerStats::default()
+            },
+        };
+        for node in topology.node_ids() {
+            let i = node.index();
+            if !shared.needed[i] || placement[i] as usize != me {
+                continue;
+            }
+            state.left += 1;
+            let deps = topology.dependencies(node);
+            state.pending[i] = deps.len() as u32;
+            for dep in deps {
+                state.readers[dep.index()] += 1;
+            }
+            if deps.is_empty() {
+                state.push_ready(node);
+            }
+        }
+        if me == 0 {
+            let outputs = shared.job.outputs();
+            state.outputs = (0..outputs.len()).map(|_| None).collect();
+            state.output_slot = vec![0; n];
+            for (slot, node) in outputs.iter().enumerate() {
+                state.output_slot[node.index()] = slot as u32 + 1;
+            }
+            state.finished = (0..peers).map(|_| None).collect();
+        }
+        state
+    }
+
+    fn push_ready(&mut self, node: NodeId) {
+        let priority = self
+            .shared
+            .job
+            .priorities()
+            .map_or(node.index() as u32, |p| p[node.index()]);
+        self.ready.push(Reverse((priority, node.index() as u32)));
+    }
+
+    fn has_ready(&self) -> bool {
+        !self.ready.is_empty() && self.abort.is_none()
+    }
+
+    /// Whether this worker has nothing left to run or send.
+    fn finished(&self) -> bool {
+        self.left == 0 || self.abort.is_some()
+    }
+
+    /// One more input of each task of this worker that reads `node` is here.
+    fn arrived(&mut self, node: NodeId) {
+        let placement = self.shared.job.placement();
+        for &dependent in self.topology.dependents(node) {
+            let i = dependent.index();
+            if self.shared.needed[i] && placement[i] == self.me {
+                self.pending[i] -= 1;
+                if self.pending[i] == 0 {
+                    self.push_ready(dependent);
+                }
+            }
+        }
+    }
+
+    fn receive(&mut self, message: Message<V>, input: &mut Outbox<V>) {
+        match message.body {
+            Body::Value { node, value } => {
+                let node = NodeId::from_u32(node);
+                if self.abort.is_none() {
+                    self.hold(node, value);
+                    self.arrived(node);
+                }
+            }
+            Body::Abort(abort) => {
+                if self.abort.is_none() {
+                    self.abort = Some(abort);
+                }
+            }
+            other => self.receive_at_zero(other),
+        }
+        let _ = input;
+    }
+
+    /// A message after this worker closed its input: only worker 0 gets any
+    /// (outputs and counters of other workers).
+    fn receive_late(&mut self, message: Message<V>) {
+        match message.body {
+            Body::Abort(abort) => {
+                if self.abort.is_none() {
+                    self.abort = Some(abort);
+                }
+            }
+            Body::Value { .. } => {}
+            other => self.receive_at_zero(other),
+        }
+    }
+
+    fn receive_at_zero(&mut self, body: Body<V>) {
+        match body {
+            Body::Output { node, value } => {
+                let slot = self.output_slot[node as usize];
+                self.outputs[slot as usize - 1] = Some(value);
+            }
+            Body::Finished(stats) => {
+                let worker = stats.worker;
+                self.finished[worker] = Some(stats);
+            }
+            Body::Value { .. } | Body::Abort(_) => {}
+        }
+    }
+
+    fn hold(&mut self, node: NodeId, value: V) {
+        if self.readers[node.index()] > 0 {
+            self.values[node.index()] = Some(value);
+            self.held += 1;
+            self.stats.peak_held = self.stats.peak_held.max(self.held);
+        }
+    }
+
+    /// Runs ready tasks for a slice of time, sending their results.
+    fn run_ready(&mut self, runner: &mut dyn Runner<Value = V>, input: &mut Outbox<V>) {
+        let started = Instant::now();
+        let mut ran = 0;
+        while self.abort.is_none() {
+            let Some(Reverse((_, node))) = self.ready.pop() else {
+                break;
+            };
+            self.run_task(NodeId::from_u32(node), runner, input);
+            ran += 1;
+            if ran >= BATCH || (ran % 16 == 0 && started.elapsed() > SLICE) {
+                break;
+            }
+        }
+    }
+
+    fn run_task(
+        &mut self,
+        node: NodeId,
+        runner: &mut dyn Runner<Value = V>,
+        input: &mut Outbox<V>,
+    ) {
+        let values = &self.values;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            runner.run(node, &mut |dep: NodeId| values[dep.index()].clone())
+        }))
+        .unwrap_or_else(|payload| {
+            Err(TaskFailure {
+                op: None,
+                message: panic_message(&*payload),
+                panicked: true,
+            })
+        });
+        let value = match result {
+            Ok(value) => value,
+            Err(failure) => {
+                let abort = Abort::Task {
+                    node: node.index() as u32,
+                    worker: self.me,
+                    failure,
+                };
+                self.abort(abort, input);
+                return;
+            }
+        };
+        self.stats.tasks_run += 1;
+        self.left -= 1;
+        for &dep in self.topology.dependencies(node) {
+            let i = dep.index();
+            self.readers[i] -= 1;
+            if self.readers[i] == 0 && self.values[i].take().is_some() {
+                self.held -= 1;
+            }
+        }
+        self.send(node, &value, input);
+        if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
+            let slot = self.output_slot[node.index()] as usize - 1;
+            self.outputs[slot] = Some(value.clone());
+        } else if self.me != 0 && self.shared.job.outputs().contains(&node) {
+            self.stats.outputs_sent += 1;
+            self.unsent = true;
+            input.send(Message {
+                to: 0,
+                body: Body::Output {
+                    node: node.index() as u32,
+                    value: value.clone(),
+                },
+            });
+        }
+        self.hold(node, value);
+        self.arrived(node);
+    }
+
+    /// Sends `node`'s result once to every other worker with a task that
+    /// reads it, counting the cut edges.
+    fn send(&mut self, node: NodeId, value: &V, input: &mut Outbox<V>) {
+        let placement = self.shared.job.placement();
+        let size = self.shared.graph.task(node).size.unwrap_or(1);
+        let stamp = node.index() as u32 + 1;
+        for &dependent in self.topology.dependents(node) {
+            let i = dependent.index();
+            let to = placement[i];
+            if !self.shared.needed[i] || to == self.me {
+                continue;
+            }
+            self.stats.cut_edges += 1;
+            self.stats.transfer_bytes += size;
+            if self.sent_to[to as usize] != stamp {
+                self.sent_to[to as usize] = stamp;
+                self.stats.values_sent += 1;
+                self.unsent = true;
+                input.send(Message {
+                    to,
+                    body: Body::Value {
+                        node: node.index() as u32,
+                        value: value.clone(),
+                    },
+                });
+            }
+        }
+    }
+
+    /// Stops this worker and tells every other one.
+    fn abort(&mut self, abort: Abort, input: &mut Outbox<V>) {
+        for to in (0..self.peers).filter(|&w| w != self.me) {
+            input.send(Message {
+                to,
+                body: Body::Abort(abort.clone()),
+            });
+            self.unsent = true;
+        }
+        self.abort = Some(abort);
+        self.ready.clear();
+    }
+
+    fn into_result(mut self) -> WorkerResult<V> {
+        let graph = &*self.shared.graph;
+        match self.abort.take() {
+            Some(Abort::Task {
+                node,
+                worker,
+                failure,
+            }) => Err(Error::Task {
+                key: graph.key(NodeId::from_u32(node)).clone(),
+                op: failure.op,
+                message: failure.message,
+                panicked: failure.panicked,
+                worker: worker as usize,
+            }),
+            Some(Abort::Runner { worker, message }) => Err(Error::Runner {
+                worker: worker as usize,
+                message,
+            }),
+            None if self.me != 0 => Ok(None),
+            None => {
+                let outputs = self.shared.job.outputs();
+                let mut values = Vec::with_capacity(outputs.len());
+                for (node, value) in outputs.iter().zip(self.outputs) {
+                    let value = value.ok_or_else(|| Error::Disconnected {
+                        detail: format!(
+                            "the result of {} never reached worker 0",
+                            graph.key(*node)
+                        ),
+                    })?;
+                    values.push((*node, value));
+                }
+                self.finished[0] = Some(self.stats.clone());
+                let workers = self
+                    .finished
+                    .into_iter()
+                    .enumerate()
+                    .map(|(worker, stats)| {
+                        stats.ok_or_else(|| Error::Disconnected {
+                            detail: format!("worker {worker} never reported its counters"),
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(Some(Outcome { values, workers }))
+            }
+        }
+    }
+}
+
+type Outbox<V> = InputHandle<u64, CapacityContainerBuilder<Vec<Message<V>>>>;
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}

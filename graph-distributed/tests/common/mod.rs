@@ -1,0 +1,138 @@
+//! Helpers shared by graph-distributed's tests: a runner over graph-exec's
+//! built-in ops, and clusters of in-test "processes" on loopback.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::thread;
+
+use graph_core::{Key, NodeId, TaskGraph};
+use graph_distributed::{Cluster, Error, Job, Outcome, Runner, TaskFailure, run};
+use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
+
+/// Runs tasks with graph-exec's compiled terms over the built-in ops.
+pub struct ExecRunner<'g> {
+    compiled: CompiledGraph<'g, Dynamic>,
+}
+
+impl<'g> ExecRunner<'g> {
+    pub fn new(graph: &'g TaskGraph, outputs: &[NodeId]) -> Result<ExecRunner<'g>, String> {
+        let request = Request::list(outputs.iter().map(|&n| graph.key(n).clone()));
+        CompiledGraph::new(graph, &OpRegistry::builtins(), &request)
+            .map(|compiled| ExecRunner { compiled })
+            .map_err(|err| err.to_string())
+    }
+}
+
+impl Runner for ExecRunner<'_> {
+    type Value = Tagged;
+
+    fn run(
+        &mut self,
+        node: NodeId,
+        input: &mut dyn FnMut(NodeId) -> Option<Tagged>,
+    ) -> Result<Tagged, TaskFailure> {
+        self.compiled
+            .run_task(node, |dep| input(dep).map(|t| t.0))
+            .map(Tagged)
+            .map_err(|err| match err {
+                graph_exec::Error::Task {
+                    op,
+                    message,
+                    panicked,
+                    ..
+                } => TaskFailure {
+                    op: Some(op),
+                    message,
+                    panicked,
+                },
+                other => TaskFailure {
+                    op: None,
+                    message: other.to_string(),
+                    panicked: false,
+                },
+            })
+    }
+}
+
+/// Runs `job` in one process with `cluster`'s threads, with the built-in ops.
+pub fn run_exec(
+    graph: &Arc<TaskGraph>,
+    job: Job,
+    cluster: &Cluster,
+) -> Result<Option<Outcome<Tagged>>, Error> {
+    let outputs = job.outputs().to_vec();
+    run(Arc::clone(graph), job, cluster, move |graph, _worker| {
+        Ok(Box::new(ExecRunner::new(graph, &outputs)?))
+    })
+}
+
+/// `n` free loopback addresses.
+pub fn loopback(n: usize) -> Vec<String> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect()
+}
+
+/// Runs `job` as `processes` processes of `threads` threads each, every
+/// process on its own thread of this test and its own loopback port; returns
+/// every process's result, by process.
+pub fn run_processes(
+    graph: &Arc<TaskGraph>,
+    job: &Job,
+    processes: usize,
+    threads: usize,
+) -> Vec<Result<Option<Outcome<Tagged>>, Error>> {
+    let addresses = loopback(processes);
+    let handles: Vec<_> = (0..processes)
+        .map(|process| {
+            let cluster = Cluster::new(addresses.clone(), process, threads).unwrap();
+            let (graph, job) = (Arc::clone(graph), job.clone());
+            thread::spawn(move || run_exec(&graph, job, &cluster))
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// The requested nodes: every leaf of the graph.
+pub fn leaf_nodes(graph: &TaskGraph) -> Vec<NodeId> {
+    graph
+        .leaf_keys()
+        .unwrap()
+        .iter()
+        .map(|k| graph.node_id(k).unwrap())
+        .collect()
+}
+
+/// The sequential oracle's value of each node in `outputs`.
+pub fn oracle(graph: &TaskGraph, outputs: &[NodeId]) -> Vec<(NodeId, Tagged)> {
+    let keys: Vec<Key> = outputs.iter().map(|&n| graph.key(n).clone()).collect();
+    let run = graph_exec::execute_sequential(graph, &OpRegistry::builtins(), &Request::list(keys))
+        .unwrap();
+    let items = run.output.items().unwrap();
+    outputs
+        .iter()
+        .zip(items)
+        .map(|(&node, item)| (node, Tagged(item.value().unwrap().clone())))
+        .collect()
+}
+
+/// graph-assign's default placement on `workers` workers and graph-order's
+/// default priorities.
+pub fn job_for(graph: &TaskGraph, outputs: Vec<NodeId>, workers: usize) -> Job {
+    let topology = graph.topology().unwrap();
+    let placement = graph_assign::assign(
+        topology,
+        &graph_assign::Workers::new(workers).unwrap(),
+        None,
+        None,
+    )
+    .unwrap();
+    let order = graph_order::order_graph(graph, &graph_order::OrderConfig::default()).unwrap();
+    Job::new(outputs, placement.into_vec()).with_priorities(order.into_priorities())
+}
