@@ -28,7 +28,7 @@ pub(crate) struct Args {
 
 /// How to place the tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Strategy {
+pub(crate) enum Strategy {
     /// `graph_assign::assign`, with sizes and costs from the file.
     Auto,
     /// `graph_assign::assign_mars`.
@@ -62,7 +62,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
 
 /// Places `graph` with `strategy`, timing the placement alone, and measures
 /// it with the sizes and costs of the graph's metadata.
-fn place(
+pub(crate) fn place(
     graph: &TaskGraph,
     workers: &Workers,
     strategy: Strategy,

@@ -4,6 +4,7 @@
 mod assign;
 mod busy;
 mod demo;
+mod distributed;
 mod generate;
 mod keys;
 mod optimize;
@@ -45,7 +46,7 @@ enum Command {
     Order(order::Args),
     /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
     Assign(assign::Args),
-    /// Run a graph with the built-in ops on all cores and print the results.
+    /// Run a graph with the built-in ops on all cores, or across processes, and print the results.
     Run(run::Args),
     /// Draw a graph coloured by static order or by worker (Graphviz DOT, SVG, PNG).
     Viz(viz::Args),

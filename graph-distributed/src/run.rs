@@ -257,7 +257,7 @@ fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &S
     let result =
         catch_unwind(AssertUnwindSafe(|| work(&mut worker, shared))).unwrap_or_else(|payload| {
             Err(Error::Disconnected {
-                detail: panic_message(&*payload),
+                detail: disconnection(&panic_message(&*payload)),
             })
         });
     shared
@@ -709,6 +709,15 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
 }
 
 type Outbox<V> = InputHandle<u64, CapacityContainerBuilder<Vec<Message<V>>>>;
+
+/// What a panic of timely's communication layer means for the run.
+fn disconnection(panic: &str) -> String {
+    if panic.contains("MergeQueue poisoned") || panic.starts_with("timely communication error") {
+        "the connection to another process broke (did it die?)".to_string()
+    } else {
+        panic.to_string()
+    }
+}
 
 fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {

@@ -1,0 +1,354 @@
+//! `taskgraph run --processes N` and `--hostfile F --process I`: the same
+//! results as the local executor, across real processes on loopback; a failing
+//! op and a killed process end the run with an error.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{assert_fields, scratch, taskgraph};
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A chain of `n` `inc`s from 0, each also sleeping `seconds`; task `x-6`
+/// divides by zero when `failing`.
+fn chain_file(dir: &Path, n: usize, seconds: f64, failing: bool) -> std::path::PathBuf {
+    let mut tasks = vec![r#"{"key":"x-0","task":0}"#.to_string()];
+    for i in 1..n {
+        let op = if failing && i == 6 { "div" } else { "inc" };
+        let extra = if op == "div" { ",0" } else { "" };
+        tasks.push(format!(
+            r#"{{"key":"x-{i}","task":{{"call":"sleep","args":[{{"call":"{op}","args":[{{"ref":"x-{}"}}{extra}]}},{seconds}]}}}}"#,
+            i - 1
+        ));
+    }
+    let file = dir.join("chain.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
+            tasks.join(",")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// An assignment file putting every task on worker 0 but `x-6` on `worker`.
+fn assignment_file(dir: &Path, n: usize, workers: usize, worker: usize) -> std::path::PathBuf {
+    let pairs: Vec<String> = (0..n)
+        .map(|i| format!(r#"["x-{i}",{}]"#, if i == 6 { worker } else { 0 }))
+        .collect();
+    let file = dir.join("assignment.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"workers":{workers},"assignment":[{}]}}"#,
+            pairs.join(",")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn processes_give_the_local_executors_results() {
+    let dir = scratch("distributed-same");
+    for shape in ["array-sum-transpose", "shuffle", "tree", "random"] {
+        let file = dir.join(format!("{shape}.json"));
+        let generated = taskgraph(
+            &["generate", shape, "--tasks", "600", "-o", path(&file)],
+            b"",
+        );
+        assert_eq!(generated.code, Some(0), "{}", generated.stderr);
+        let local = taskgraph(&["run", path(&file), "--json"], b"");
+        assert_eq!(local.code, Some(0), "{}", local.stderr);
+        let local: serde_json::Value = serde_json::from_str(&local.stdout).unwrap();
+        for (processes, threads) in [("2", "1"), ("4", "1"), ("2", "2")] {
+            let run = taskgraph(
+                &[
+                    "run",
+                    path(&file),
+                    "--json",
+                    "--processes",
+                    processes,
+                    "--threads",
+                    threads,
+                ],
+                b"",
+            );
+            assert_eq!(
+                run.code,
+                Some(0),
+                "{shape} {processes}x{threads}: {}",
+                run.stderr
+            );
+            assert_fields(
+                run.stdout.trim(),
+                &[
+                    "results",
+                    "tasks_run",
+                    "peak_held",
+                    "seconds",
+                    "processes",
+                    "workers",
+                    "cut_edges",
+                    "transfer_bytes",
+                    "values_sent",
+                ],
+            );
+            let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+            assert_eq!(
+                report["results"], local["results"],
+                "{shape} {processes}x{threads}"
+            );
+            assert_eq!(report["tasks_run"], local["tasks_run"]);
+        }
+    }
+}
+
+#[test]
+fn the_cut_edges_are_what_assign_predicted() {
+    let dir = scratch("distributed-cut");
+    let file = dir.join("g.json");
+    taskgraph(
+        &[
+            "generate",
+            "array-cumsum",
+            "--tasks",
+            "800",
+            "-o",
+            path(&file),
+        ],
+        b"",
+    );
+    let placed = taskgraph(&["assign", path(&file), "--workers", "2", "--json"], b"");
+    let assignment = dir.join("a.json");
+    std::fs::write(&assignment, &placed.stdout).unwrap();
+    let placed: serde_json::Value = serde_json::from_str(&placed.stdout).unwrap();
+    let run = taskgraph(
+        &[
+            "run",
+            path(&file),
+            "--json",
+            "--processes",
+            "2",
+            "--assignment",
+            path(&assignment),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["cut_edges"], placed["edge_cut"]);
+    assert_eq!(report["transfer_bytes"], placed["transfer_bytes"]);
+}
+
+#[test]
+fn a_failing_op_on_a_nonzero_worker_is_reported() {
+    let dir = scratch("distributed-fail");
+    let file = chain_file(&dir, 10, 0.0, true);
+    for (processes, threads, worker) in [("2", "1", 1), ("4", "1", 3), ("2", "2", 3)] {
+        let workers = processes.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap();
+        let assignment = assignment_file(&dir, 10, workers, worker);
+        let run = taskgraph(
+            &[
+                "run",
+                path(&file),
+                "--processes",
+                processes,
+                "--threads",
+                threads,
+                "--assignment",
+                path(&assignment),
+            ],
+            b"",
+        );
+        assert_eq!(run.code, Some(2));
+        assert_eq!(
+            run.stderr,
+            format!("error: task 'x-6' failed on worker {worker} in op `div`: division by zero\n")
+        );
+    }
+}
+
+/// The pids of `parent`'s children (Linux).
+fn children_of(parent: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|pid| pid.parse().unwrap())
+        .collect()
+}
+
+fn wait_with_deadline(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the run did not end within {limit:?} of a process being killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_killed_worker_process_ends_the_run_with_an_error() {
+    let dir = scratch("distributed-kill");
+    let file = chain_file(&dir, 200, 0.02, false);
+    let assignment = assignment_file(&dir, 200, 2, 1);
+    let mut supervisor = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
+        .args([
+            "run",
+            path(&file),
+            "--processes",
+            "2",
+            "--assignment",
+            path(&assignment),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let workers = loop {
+        let workers = children_of(supervisor.id());
+        if workers.len() == 2 || started.elapsed() > Duration::from_secs(20) {
+            break workers;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(workers.len(), 2, "both worker processes start");
+    std::thread::sleep(Duration::from_millis(500));
+    let victim = workers[1];
+    assert!(
+        Command::new("kill")
+            .args(["-9", &victim.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = wait_with_deadline(&mut supervisor, Duration::from_secs(30));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(supervisor.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert!(
+        stderr.contains(&format!("(pid {victim}) was killed by signal 9")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_killed_host_ends_the_run_in_the_other_processes() {
+    let dir = scratch("distributed-kill-host");
+    let file = chain_file(&dir, 200, 0.02, false);
+    let assignment = assignment_file(&dir, 200, 2, 1);
+    let ports: Vec<String> = (0..2)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect::<Vec<_>>()
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect();
+    let hostfile = dir.join("hosts");
+    std::fs::write(&hostfile, ports.join("\n")).unwrap();
+    let start = |process: &str| {
+        Command::new(env!("CARGO_BIN_EXE_taskgraph"))
+            .args([
+                "run",
+                path(&file),
+                "--hostfile",
+                path(&hostfile),
+                "--process",
+                process,
+            ])
+            .args(["--assignment", path(&assignment)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut first = start("0");
+    let mut second = start("1");
+    std::thread::sleep(Duration::from_millis(800));
+    second.kill().unwrap();
+    second.wait().unwrap();
+    let status = wait_with_deadline(&mut first, Duration::from_secs(30));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert_eq!(
+        stderr,
+        "error: lost a process of the run: the connection to another process broke (did it die?)\n"
+    );
+}
+
+#[test]
+fn distributed_options_are_checked() {
+    let dir = scratch("distributed-options");
+    let file = chain_file(&dir, 10, 0.0, false);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["run", path(&file), "--assignment", "a.json"],
+            "error: --assignment places tasks across processes: add --processes N\n",
+        ),
+        (
+            &["run", "-", "--processes", "2"],
+            "error: --processes reads the graph in every process: give a file, not standard input\n",
+        ),
+        (
+            &[
+                "run",
+                path(&file),
+                "--hostfile",
+                "/nonexistent/hosts",
+                "--process",
+                "0",
+            ],
+            "error: hostfile /nonexistent/hosts: No such file or directory (os error 2)\n",
+        ),
+        (
+            &[
+                "run",
+                path(&file),
+                "--processes",
+                "2",
+                "--connect-timeout",
+                "0",
+            ],
+            "error: --connect-timeout must be a positive number of seconds\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let run = taskgraph(args, b"");
+        assert_eq!(run.code, Some(2), "{args:?}");
+        assert_eq!(run.stderr, expected);
+    }
+    let wrong = assignment_file(&dir, 10, 3, 1);
+    let run = taskgraph(
+        &[
+            "run",
+            path(&file),
+            "--processes",
+            "2",
+            "--assignment",
+            path(&wrong),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .ends_with("it places tasks on 3 workers, but the run has 2 (processes x threads)\n"),
+        "{}",
+        run.stderr
+    );
+}
