@@ -70,6 +70,12 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         run.stats.tasks_run, run.stats.peak_held
     )?;
     writeln!(out)?;
+    writeln!(
+        out,
+        "Run across 2 worker processes (timely dataflow over loopback TCP), each task where it was placed:"
+    )?;
+    crate::distributed::demo_step(&mut out, &graph, &keys)?;
+    writeln!(out)?;
     write_picture(&mut out, &graph, priorities)?;
     Ok(())
 }

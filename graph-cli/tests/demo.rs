@@ -1,5 +1,6 @@
 //! `taskgraph demo` runs on its built-in graph and tells the whole story:
-//! the graph, optimization, rewriting, order, placement, run, picture.
+//! the graph, optimization, rewriting, order, placement, run (on all cores
+//! and across two processes), picture.
 
 mod common;
 
@@ -17,6 +18,8 @@ fn demo_tells_the_whole_story() {
         "Ordered with auto",
         "Placed on 2 workers",
         "print3 = 'word list has 3 occurrences of pear, out of 7 words'",
+        "Run across 2 worker processes",
+        "14 tasks run by 2 workers; ",
     ] {
         assert!(
             run.stdout.contains(part),
