@@ -7,9 +7,11 @@ METIS for k parts with at most 3% imbalance (ufactor 30), and prints one JSON
 line: {"file", "tasks", "edges", "k", "edge_cut", "imbalance", "seconds"}.
 The imbalance is the largest part over the average part (tasks per part).
 
-    python3 -m venv target/venv-metis
-    target/venv-metis/bin/pip install pymetis
-    target/venv-metis/bin/python scripts/metis_compare.py FILE... [--k 4 8 16]
+    target/venv-bench/bin/python scripts/metis_compare.py FILE... [--k 4 8 16]
+
+(`cargo xtask bench --compare` makes that venv, with pymetis from PyPI, and
+runs this partitioning against `taskgraph assign` through
+scripts/bench_compare.py.)
 
 Files may be gzip-compressed (by their .gz suffix).
 """
@@ -77,6 +79,24 @@ def csr(n, edges):
     return xadj, adjncy
 
 
+def partition(pymetis, n, edges, xadj, adjncy, k, ufactor=30):
+    """METIS' k-way partition of the graph: its edge cut, imbalance and time."""
+    options = pymetis.Options(ufactor=ufactor)
+    start = time.perf_counter()
+    if hasattr(pymetis, "CSRAdjacency"):
+        graph = {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
+    else:  # pymetis before 2025
+        graph = {"xadj": xadj, "adjncy": adjncy}
+    _, parts = pymetis.part_graph(k, options=options, **graph)
+    seconds = time.perf_counter() - start
+    cut = sum(1 for a, b in edges if parts[a] != parts[b])
+    sizes = [0] * k
+    for p in parts:
+        sizes[p] += 1
+    imbalance = max(sizes) / (n / k) if n else 1.0
+    return {"edge_cut": cut, "imbalance": round(imbalance, 4), "seconds": seconds}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", metavar="FILE")
@@ -92,24 +112,9 @@ def main():
         n, edges = read_graph(path)
         xadj, adjncy = csr(n, edges)
         for k in args.k:
-            options = pymetis.Options(ufactor=args.ufactor)
-            start = time.perf_counter()
-            if hasattr(pymetis, "CSRAdjacency"):
-                graph = {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
-            else:  # pymetis before 2025
-                graph = {"xadj": xadj, "adjncy": adjncy}
-            _, parts = pymetis.part_graph(k, options=options, **graph)
-            seconds = time.perf_counter() - start
-            cut = sum(1 for a, b in edges if parts[a] != parts[b])
-            sizes = [0] * k
-            for p in parts:
-                sizes[p] += 1
-            imbalance = max(sizes) / (n / k) if n else 1.0
-            print(json.dumps({
-                "file": path, "tasks": n, "edges": len(edges), "k": k,
-                "edge_cut": cut, "imbalance": round(imbalance, 4),
-                "seconds": round(seconds, 4),
-            }))
+            result = partition(pymetis, n, edges, xadj, adjncy, k, args.ufactor)
+            result["seconds"] = round(result["seconds"], 4)
+            print(json.dumps({"file": path, "tasks": n, "edges": len(edges), "k": k, **result}))
             sys.stdout.flush()
 
 

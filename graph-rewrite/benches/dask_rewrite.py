@@ -1,9 +1,14 @@
 """dask.rewrite on the workloads of benches/rewrite.rs, for a side-by-side.
 
-Run with a Python that has dask installed, for example:
+Run with a Python that has dask installed, for example the venv that
+`cargo xtask bench --compare` makes:
 
-    python3 -m venv target/dask-venv && target/dask-venv/bin/pip install dask
-    target/dask-venv/bin/python graph-rewrite/benches/dask_rewrite.py [max_tasks]
+    target/venv-bench/bin/python graph-rewrite/benches/dask_rewrite.py [max_tasks]
+
+`cargo xtask bench --compare` itself times the `terms_vs_rules` workload
+below (through scripts/bench_compare.py, which imports this file) beside the
+divan figures of the same bench, and dask.rewrite against `taskgraph rewrite`
+on the graphs of `taskgraph generate`.
 
 The graphs are those of graph_core::testing::random_dag (same seeded
 generator, same shapes: each task a literal or inc(max([refs]))), the six

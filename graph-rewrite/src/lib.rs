@@ -44,6 +44,8 @@
 //! ```
 
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod graph;
 mod head;
 pub mod json;

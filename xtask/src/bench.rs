@@ -1,7 +1,10 @@
-//! `cargo xtask bench [--crate NAME] [--compare]`: runs each crate's divan
-//! benchmarks and writes their figures into `BENCHMARKS.md`, each crate in a
-//! section of its own between markers, so that hand-written text around them
-//! stays.
+//! `cargo xtask bench [--crate NAME] [--compare] [--sizes N,..] [--shapes S,..]
+//! [--no-divan]`: runs each crate's divan benchmarks and writes their figures
+//! into `BENCHMARKS.md`, each crate in a section of its own between markers,
+//! so that hand-written text around them stays; with `--compare`, also times
+//! dask, dask.rewrite and METIS against us on the same graphs ([`compare`]).
+
+mod compare;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -21,33 +24,91 @@ const CRATES: [&str; 6] = [
     "graph-assign",
 ];
 
-pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
-    let mut only = None;
-    let mut compare = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--crate" => only = Some(args.next().context("--crate needs a crate name")?.clone()),
-            "--compare" => compare = true,
-            other => bail!("unknown option {other}"),
+const USAGE: &str = "usage: cargo xtask bench [--crate NAME] [--compare] [--sizes N,N] [--shapes S,S] [--no-divan]
+
+  --crate NAME     only this crate's benchmarks (and, with --compare, its comparisons)
+  --compare        also time dask, dask.rewrite and METIS on the same generated graphs
+                   (a Python venv in target/venv-bench with dask, distributed and pymetis from PyPI)
+  --sizes N,N      the graph sizes of the comparisons (default 10000,100000)
+  --shapes S,S     the shapes of the comparisons (default: all that `taskgraph generate` makes but diamonds)
+  --no-divan       skip the divan benchmarks (with --compare: only the comparisons)";
+
+/// What `cargo xtask bench` was asked to do.
+#[derive(Debug, PartialEq)]
+struct Options {
+    only: Option<String>,
+    compare: bool,
+    divan: bool,
+    sizes: String,
+    shapes: String,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> anyhow::Result<Options> {
+        let mut options = Options {
+            only: None,
+            compare: false,
+            divan: true,
+            sizes: "10000,100000".to_owned(),
+            shapes: "chain,tree,random,array-sum-transpose,array-overlap,array-cumsum,shuffle"
+                .to_owned(),
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = |what: &str| {
+                args.next()
+                    .cloned()
+                    .with_context(|| format!("{arg} needs {what}\n\n{USAGE}"))
+            };
+            match arg.as_str() {
+                "--crate" => options.only = Some(value("a crate name")?),
+                "--compare" => options.compare = true,
+                "--no-divan" => options.divan = false,
+                "--sizes" => options.sizes = value("sizes such as 10000,100000")?,
+                "--shapes" => options.shapes = value("shapes such as chain,tree")?,
+                other => bail!("unknown option {other}\n\n{USAGE}"),
+            }
         }
+        let bad_size = options
+            .sizes
+            .split(',')
+            .find(|size| size.parse::<u64>().map_or(true, |n| n == 0));
+        if let Some(size) = bad_size {
+            bail!("--sizes: {size:?} is not a positive number of tasks");
+        }
+        if options.shapes.split(',').any(str::is_empty) {
+            bail!("--shapes: an empty shape in {:?}", options.shapes);
+        }
+        Ok(options)
     }
+}
+
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{USAGE}");
+        }
+        return Ok(());
+    }
+    let options = Options::parse(args)?;
     let root = workspace_root();
     let crates: Vec<&str> = CRATES
         .iter()
         .copied()
-        .filter(|name| only.as_deref().is_none_or(|only| only == *name))
+        .filter(|name| options.only.as_deref().is_none_or(|only| only == *name))
         .filter(|name| root.join(name).join("benches").is_dir())
         .collect();
     if crates.is_empty() {
         bail!(
-            "no crate with benchmarks matches {only:?}; they are {}",
+            "no crate with benchmarks matches {:?}; they are {}",
+            options.only,
             CRATES.join(", ")
         );
     }
     let machine = machine();
     let date = today();
-    for name in crates {
+    for name in crates.iter().filter(|_| options.divan) {
         say(&format!("== cargo bench -p {name}"));
         let output = cargo()
             .args(["bench", "-p", name])
@@ -61,29 +122,38 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             );
         }
         let rows = parse_divan(&String::from_utf8_lossy(&output.stdout));
-        let mut section = format!(
-            "Measured {date} on {machine} with `cargo xtask bench --crate {name}` (divan; median of its samples).\n\n\
-             | benchmark | median | throughput |\n|---|---:|---:|\n"
+        let section = format!(
+            "Measured {date} on {machine} with `cargo xtask bench --crate {name}` (divan; median of its samples).\n\n{}",
+            divan_table(&rows)
         );
-        for row in &rows {
-            let _ = writeln!(
-                section,
-                "| `{}` | {} | {} |",
-                row.path,
-                row.median,
-                row.throughput.join(", ")
-            );
-        }
         write_section(&format!("bench:{name}"), &section)?;
         say(&format!(
             "   {} figures written to BENCHMARKS.md",
             rows.len()
         ));
     }
-    if compare {
-        compare_with_dask(&date, &machine)?;
+    if options.compare {
+        let command = format!("cargo xtask bench {}", args.join(" "));
+        let stamp = format!("Measured {date} on {machine} with `{command}`");
+        let parts = compare::Part::for_crate(options.only.as_deref());
+        compare::run(&options, &parts, &stamp)?;
     }
     Ok(())
+}
+
+/// The divan figures as a Markdown table: benchmark, median, throughput.
+fn divan_table(rows: &[Row]) -> String {
+    let mut table = String::from("| benchmark | median | throughput |\n|---|---:|---:|\n");
+    for row in rows {
+        let _ = writeln!(
+            table,
+            "| `{}` | {} | {} |",
+            row.path,
+            row.median,
+            row.throughput.join(", ")
+        );
+    }
+    table
 }
 
 /// One measured benchmark: its path in divan's tree, its median time, and the
@@ -158,82 +228,45 @@ fn parse_divan(text: &str) -> Vec<Row> {
     rows
 }
 
-/// Replaces (or appends) the text between `<!-- KEY:start -->` and
-/// `<!-- KEY:end -->` in BENCHMARKS.md.
+/// `text` with the part between `<!-- KEY:start -->` and `<!-- KEY:end -->`
+/// replaced by `body`, or with the block appended when the markers are not
+/// there (or out of order).
+fn replace_section(text: &str, key: &str, body: &str) -> String {
+    let (start, end) = markers(key);
+    let block = format!("{start}\n{body}{end}");
+    match (text.find(&start), text.find(&end)) {
+        (Some(a), Some(b)) if a < b => format!("{}{block}{}", &text[..a], &text[b + end.len()..]),
+        _ => format!("{}\n\n{block}\n", text.trim_end()),
+    }
+}
+
+/// The part of `text` between the markers of `key`, if both are there.
+fn section<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let (start, end) = markers(key);
+    let from = text.find(&start)? + start.len();
+    let to = from + text[from..].find(&end)?;
+    Some(&text[from..to])
+}
+
+fn markers(key: &str) -> (String, String) {
+    (
+        format!("<!-- {key}:start -->"),
+        format!("<!-- {key}:end -->"),
+    )
+}
+
+/// Replaces (or appends) the section `key` of BENCHMARKS.md.
 fn write_section(key: &str, body: &str) -> anyhow::Result<()> {
     let path = workspace_root().join("BENCHMARKS.md");
     let text = fs::read_to_string(&path).unwrap_or_else(|_| "# Benchmarks\n".to_owned());
-    let (start, end) = (
-        format!("<!-- {key}:start -->"),
-        format!("<!-- {key}:end -->"),
-    );
-    let block = format!("{start}\n{body}{end}");
-    let updated = match (text.find(&start), text.find(&end)) {
-        (Some(a), Some(b)) if a < b => format!("{}{block}{}", &text[..a], &text[b + end.len()..]),
-        _ => format!("{}\n{block}\n", text.trim_end()),
-    };
-    fs::write(&path, updated).with_context(|| format!("writing {}", path.display()))
+    fs::write(&path, replace_section(&text, key, body))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
-/// Makes the Python venv under `target/` (once), runs the dask comparison on
-/// the same generated graphs, and writes its table.
-fn compare_with_dask(date: &str, machine: &str) -> anyhow::Result<()> {
-    let root = workspace_root();
-    let venv = root.join("target/venv-dask");
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        say("== making the Python venv target/venv-dask with dask, distributed and pymetis");
-        let made = Command::new("python3")
-            .arg("-m")
-            .arg("venv")
-            .arg(&venv)
-            .status();
-        if !made.is_ok_and(|s| s.success()) {
-            say("   python3 -m venv failed: no dask comparison (our own figures are written)");
-            return Ok(());
-        }
-        let pip = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "dask", "distributed", "pymetis"])
-            .status();
-        if !pip.is_ok_and(|s| s.success()) {
-            say("   pip install failed: no dask comparison (our own figures are written)");
-            return Ok(());
-        }
-    }
-    say("== cargo build --release -p graph-cli");
-    let built = cargo()
-        .args(["build", "--release", "-p", "graph-cli"])
-        .current_dir(&root)
-        .status()?;
-    if !built.success() {
-        bail!("building taskgraph failed");
-    }
-    say("== scripts/dask_compare.py");
-    let output = Command::new(&python)
-        .arg(root.join("scripts/dask_compare.py"))
-        .arg("--taskgraph")
-        .arg(root.join("target/release/taskgraph"))
-        .current_dir(&root)
-        .output()
-        .context("running scripts/dask_compare.py")?;
-    if !output.status.success() {
-        say(&format!(
-            "   the comparison failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-        return Ok(());
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let table: String = stdout
-        .lines()
-        .skip_while(|l| !l.starts_with('|'))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let body = format!(
-        "Measured {date} on {machine} with `cargo xtask bench --compare` (dask from PyPI in target/venv-dask, \
-         on graphs written by `taskgraph generate`).\n\n{table}"
-    );
-    write_section("compare:dask", &body)
+/// The section `key` of BENCHMARKS.md as it stands.
+fn read_section(key: &str) -> Option<String> {
+    let text = fs::read_to_string(workspace_root().join("BENCHMARKS.md")).ok()?;
+    section(&text, key).map(str::to_owned)
 }
 
 /// The machine, for the record: cores and CPU model.
@@ -264,6 +297,82 @@ fn today() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replaces_a_section_and_keeps_the_prose() {
+        let text =
+            "# B\n\nprose before\n<!-- bench:a:start -->\nold\n<!-- bench:a:end -->\nprose after\n";
+        let updated = replace_section(text, "bench:a", "new\n");
+        assert_eq!(
+            updated,
+            "# B\n\nprose before\n<!-- bench:a:start -->\nnew\n<!-- bench:a:end -->\nprose after\n"
+        );
+        assert_eq!(section(&updated, "bench:a"), Some("\nnew\n"));
+        assert_eq!(section(&updated, "bench:b"), None);
+        let appended = replace_section(&updated, "compare:x", "table\n");
+        assert!(appended.starts_with(&updated));
+        assert!(
+            appended.ends_with(
+                "prose after\n\n<!-- compare:x:start -->\ntable\n<!-- compare:x:end -->\n"
+            )
+        );
+        // Markers out of order are not a section: the block is appended.
+        let odd = "<!-- k:end -->\n<!-- k:start -->\n";
+        assert!(
+            replace_section(odd, "k", "b\n").ends_with("<!-- k:start -->\nb\n<!-- k:end -->\n")
+        );
+    }
+
+    #[test]
+    fn parses_options() {
+        let args = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let options = Options::parse(&args(&[
+            "--compare",
+            "--crate",
+            "graph-rewrite",
+            "--sizes",
+            "10000",
+        ]))
+        .unwrap();
+        assert_eq!(options.only.as_deref(), Some("graph-rewrite"));
+        assert!(options.compare && options.divan);
+        assert_eq!(options.sizes, "10000");
+        let options = Options::parse(&args(&["--no-divan", "--shapes", "chain"])).unwrap();
+        assert_eq!((options.divan, options.shapes.as_str()), (false, "chain"));
+        for (bad, message) in [
+            (
+                &["--sizes", "10k"][..],
+                "--sizes: \"10k\" is not a positive number of tasks",
+            ),
+            (
+                &["--sizes", "0"][..],
+                "--sizes: \"0\" is not a positive number of tasks",
+            ),
+            (
+                &["--shapes", "chain,"][..],
+                "--shapes: an empty shape in \"chain,\"",
+            ),
+        ] {
+            assert_eq!(Options::parse(&args(bad)).unwrap_err().to_string(), message);
+        }
+        let err = Options::parse(&args(&["--crate"])).unwrap_err().to_string();
+        assert!(err.starts_with("--crate needs a crate name"), "{err}");
+        let err = Options::parse(&args(&["--fast"])).unwrap_err().to_string();
+        assert!(err.starts_with("unknown option --fast"), "{err}");
+    }
+
+    #[test]
+    fn formats_divan_rows() {
+        let rows = [Row {
+            path: "json/read/10000".into(),
+            median: "26.46 ms".into(),
+            throughput: vec!["45.4 MB/s".into(), "377.8 Kitem/s".into()],
+        }];
+        assert_eq!(
+            divan_table(&rows),
+            "| benchmark | median | throughput |\n|---|---:|---:|\n| `json/read/10000` | 26.46 ms | 45.4 MB/s, 377.8 Kitem/s |\n"
+        );
+    }
 
     #[test]
     fn parses_divan_tables() {
