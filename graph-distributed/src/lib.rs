@@ -21,6 +21,8 @@
 
 mod cluster;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod job;
 mod message;
 mod run;

@@ -233,7 +233,7 @@ struct Shared<V> {
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;
 
 /// Every node the outputs need.
-fn needed(topology: &Topology, outputs: &[NodeId]) -> Vec<bool> {
+pub(crate) fn needed(topology: &Topology, outputs: &[NodeId]) -> Vec<bool> {
     let mut needed = vec![false; topology.node_count()];
     let mut stack = outputs.to_vec();
     for node in outputs {

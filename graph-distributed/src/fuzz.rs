@@ -1,0 +1,129 @@
+//! The checker behind the `distributed_equals_sequential` fuzz target, so
+//! that the target is a short shim and `cargo test` can replay its inputs.
+
+use std::sync::Arc;
+
+use graph_core::{Dag, NodeId, TaskGraph, Topology};
+
+use crate::{Cluster, Error, Job, Runner, TaskFailure, run};
+
+/// `distributed_equals_sequential`: on `workers` (1 to 4) workers of one
+/// process, under a placement, priorities and requested nodes drawn from
+/// `seed`, a run gives every requested node the value a sequential fold over
+/// the graph gives it, runs each needed task once on its worker, and counts
+/// exactly the needed edges the placement cuts. When `seed` also picks a
+/// failing task, the run fails with that task, on its worker.
+pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u64) {
+    let Ok(topology) = graph.topology() else {
+        return;
+    };
+    let n = graph.len();
+    if n == 0 {
+        return;
+    }
+    let workers = workers.clamp(1, 4);
+    let mut state = seed;
+    let mut draw = move |bound: usize| (splitmix(&mut state) % bound as u64) as usize;
+    let placement: Vec<u32> = (0..n).map(|_| draw(workers) as u32).collect();
+    let priorities: Vec<u32> = (0..n).map(|_| draw(1 << 20) as u32).collect();
+    let outputs: Vec<NodeId> = topology
+        .node_ids()
+        .filter(|&node| topology.dependents(node).is_empty() || draw(4) == 0)
+        .collect();
+    let needed = crate::run::needed(topology, &outputs);
+    let needed_nodes: Vec<NodeId> = topology.node_ids().filter(|n| needed[n.index()]).collect();
+    let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
+
+    let job = Job::new(outputs.iter().copied(), placement.clone()).with_priorities(priorities);
+    let result = run(Arc::new(graph.clone()), job, &Cluster::local(workers), move |graph, _| {
+        let topology = graph.topology().map_err(|e| e.to_string())?;
+        Ok(Box::new(Fold { topology, failing }))
+    });
+
+    if let Some(node) = failing {
+        match result {
+            Err(Error::Task { key, worker, .. }) => {
+                assert_eq!(&key, graph.key(node), "the failing task is reported");
+                assert_eq!(worker, placement[node.index()] as usize, "on its worker");
+            }
+            other => panic!("task {} fails, but the run gave {other:?}", graph.key(node)),
+        }
+        return;
+    }
+    let outcome = result
+        .expect("a run without a failing task succeeds")
+        .expect("one process is process 0");
+    let expected = fold(topology);
+    let got: Vec<(NodeId, u64)> = outcome.values.clone();
+    let want: Vec<(NodeId, u64)> = outputs.iter().map(|&o| (o, expected[o.index()])).collect();
+    assert_eq!(got, want, "the requested values");
+    assert_eq!(outcome.tasks_run(), needed_nodes.len(), "each needed task runs once");
+    for stats in &outcome.workers {
+        let placed = needed_nodes
+            .iter()
+            .filter(|n| placement[n.index()] as usize == stats.worker)
+            .count();
+        assert_eq!(stats.tasks_run, placed, "worker {} runs its own tasks", stats.worker);
+    }
+    let cut = needed_nodes
+        .iter()
+        .flat_map(|&n| topology.dependencies(n).iter().map(move |&d| (d, n)))
+        .filter(|&(d, n)| placement[d.index()] != placement[n.index()])
+        .count();
+    assert_eq!(outcome.cut_edges(), cut, "the cut edges are the placement's");
+    assert!(outcome.values_sent() <= cut);
+}
+
+/// Each task: its index mixed with its inputs in dependency order.
+struct Fold<'g> {
+    topology: &'g Topology,
+    failing: Option<NodeId>,
+}
+
+impl Runner for Fold<'_> {
+    type Value = u64;
+
+    fn run(
+        &mut self,
+        node: NodeId,
+        input: &mut dyn FnMut(NodeId) -> Option<u64>,
+    ) -> Result<u64, TaskFailure> {
+        if self.failing == Some(node) {
+            return Err(TaskFailure::new("fail", "failed on purpose"));
+        }
+        let mut inputs = Vec::new();
+        for &dep in self.topology.dependencies(node) {
+            inputs.push(input(dep).expect("every input has arrived"));
+        }
+        Ok(mix(node, &inputs))
+    }
+}
+
+fn mix(node: NodeId, inputs: &[u64]) -> u64 {
+    inputs.iter().enumerate().fold(node.index() as u64 + 1, |acc, (i, &x)| {
+        acc.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(x.rotate_left(i as u32 % 64))
+    })
+}
+
+/// Every node's value, computed one node at a time in topological order.
+fn fold(topology: &Topology) -> Vec<u64> {
+    let mut values = vec![0; topology.node_count()];
+    for &node in topology.topological_order() {
+        let inputs: Vec<u64> = topology
+            .dependencies(node)
+            .iter()
+            .map(|d| values[d.index()])
+            .collect();
+        values[node.index()] = mix(node, &inputs);
+    }
+    values
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
