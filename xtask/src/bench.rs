@@ -15,13 +15,14 @@ use anyhow::{Context, bail};
 use crate::{cargo, say, workspace_root};
 
 /// The crates with benchmarks, in the order their sections appear.
-const CRATES: [&str; 6] = [
+const CRATES: [&str; 7] = [
     "graph-core",
     "graph-order",
     "graph-optimize",
     "graph-rewrite",
     "graph-exec",
     "graph-assign",
+    "graph-distributed",
 ];
 
 const USAGE: &str = "usage: cargo xtask bench [--crate NAME] [--compare] [--sizes N,N] [--shapes S,S] [--no-divan]

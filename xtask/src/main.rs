@@ -13,7 +13,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   ci                                  run every check CI runs: fmt, clippy, tests, docs, the dask exporter
-  bench [--crate NAME]                run the divan benchmarks and write BENCHMARKS.md
+  bench [--crate NAME] [--compare]     run the divan benchmarks (and the comparisons) into BENCHMARKS.md
   fuzz [TARGET] [--seconds N]         run the fuzz targets (all, or one) for N seconds each";
 
 fn main() -> anyhow::Result<()> {

@@ -31,10 +31,14 @@ pub(super) enum Part {
     Rewrite,
     /// pymetis against `taskgraph assign`: `compare:metis`.
     Metis,
+    /// dask.distributed's `LocalCluster` against `taskgraph run
+    /// --processes 2` (`scripts/distributed_compare.py`):
+    /// `compare:distributed`.
+    Distributed,
 }
 
 impl Part {
-    const ALL: [Part; 3] = [Part::Dask, Part::Rewrite, Part::Metis];
+    const ALL: [Part; 4] = [Part::Dask, Part::Rewrite, Part::Metis, Part::Distributed];
 
     /// The section key in `BENCHMARKS.md`.
     fn section(self) -> &'static str {
@@ -42,6 +46,7 @@ impl Part {
             Part::Dask => "compare:dask",
             Part::Rewrite => "compare:rewrite",
             Part::Metis => "compare:metis",
+            Part::Distributed => "compare:distributed",
         }
     }
 
@@ -51,6 +56,8 @@ impl Part {
             Part::Dask => &["dask"],
             Part::Rewrite => &["rewrite", "rules"],
             Part::Metis => &["metis"],
+            // Its own script: a cluster of worker processes per run.
+            Part::Distributed => &[],
         }
     }
 
@@ -69,6 +76,7 @@ impl Part {
                         )
                         | (Some("graph-rewrite"), Part::Rewrite)
                         | (Some("graph-assign"), Part::Metis)
+                        | (Some("graph-distributed"), Part::Distributed)
                 )
             })
             .collect()
@@ -104,6 +112,12 @@ pub(super) fn run(options: &Options, parts: &[Part], stamp: &str) -> anyhow::Res
         .iter()
         .flat_map(|part| part.driver_parts().iter().copied())
         .collect();
+    if parts.contains(&Part::Distributed) {
+        distributed(&python, &taskgraph, stamp)?;
+    }
+    if driver_parts.is_empty() {
+        return Ok(());
+    }
     say(&format!(
         "== scripts/bench_compare.py --parts {} --sizes {} --shapes {}",
         driver_parts.join(","),
@@ -132,7 +146,7 @@ pub(super) fn run(options: &Options, parts: &[Part], stamp: &str) -> anyhow::Res
             output.status
         );
     }
-    for &part in parts {
+    for &part in parts.iter().filter(|&&p| p != Part::Distributed) {
         let problems = problems(&records, part);
         if !problems.is_empty() {
             say(&format!(
@@ -149,6 +163,7 @@ pub(super) fn run(options: &Options, parts: &[Part], stamp: &str) -> anyhow::Res
                 rewrite_table(&records, &divan_medians(&divan))
             }
             Part::Metis => metis_table(&records),
+            Part::Distributed => None,
         };
         let Some(table) = table else {
             say(&format!(
@@ -165,6 +180,49 @@ pub(super) fn run(options: &Options, parts: &[Part], stamp: &str) -> anyhow::Res
         write_section(part.section(), &body)?;
         say(&format!("   {} written to BENCHMARKS.md", part.section()));
     }
+    Ok(())
+}
+
+/// Runs `scripts/distributed_compare.py` (dask.distributed against
+/// `taskgraph run --processes 2`, 10^3 and 10^4 tasks: dask takes
+/// milliseconds per task) and writes its table as `compare:distributed`.
+fn distributed(python: &Path, taskgraph: &Path, stamp: &str) -> anyhow::Result<()> {
+    let root = workspace_root();
+    say("== scripts/distributed_compare.py --sizes 1000,10000");
+    let output = Command::new(python)
+        .arg(root.join("scripts/distributed_compare.py"))
+        .arg("--taskgraph")
+        .arg(taskgraph)
+        .args(["--sizes", "1000,10000", "--repeat", "2", "--out"])
+        .arg(root.join("target/bench-compare"))
+        .current_dir(&root)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running scripts/distributed_compare.py")?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        say(&format!(
+            "!! compare:distributed not written: scripts/distributed_compare.py failed ({})",
+            output.status
+        ));
+        return Ok(());
+    }
+    let table: String = stdout
+        .lines()
+        .filter(|line| line.starts_with('|'))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let version = stdout
+        .lines()
+        .filter_map(parse_record)
+        .find_map(|r| get_str(&r, "dask_version").map(str::to_string))
+        .unwrap_or_else(|| "?".to_string());
+    let body = format!(
+        "{stamp}: dask.distributed {version}, a `LocalCluster` of 2 worker processes with 1 thread \
+         each, against `taskgraph run --processes 2`, on graphs written by `taskgraph generate`.\n\n{table}"
+    );
+    write_section(Part::Distributed.section(), &body)?;
+    say("   compare:distributed written to BENCHMARKS.md");
     Ok(())
 }
 
@@ -440,6 +498,7 @@ fn environment(records: &[Record], part: Part) -> String {
     let package = match part {
         Part::Dask | Part::Rewrite => "dask",
         Part::Metis => "pymetis",
+        Part::Distributed => "distributed",
     };
     let env = records.iter().find(|r| kind_is(r, "env"));
     let version = env.and_then(|env| get_str(env, package)).unwrap_or("?");
