@@ -32,7 +32,11 @@ impl Runner for Count<'_> {
         node: NodeId,
         input: &mut dyn FnMut(NodeId) -> Option<u64>,
     ) -> Result<u64, TaskFailure> {
-        let inputs = self.0.dependencies(node).iter().map(|&d| input(d).unwrap_or(0));
+        let inputs = self
+            .0
+            .dependencies(node)
+            .iter()
+            .map(|&d| input(d).unwrap_or(0));
         Ok(1 + inputs.sum::<u64>())
     }
 }
@@ -61,7 +65,9 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
             let (graph, job) = (Arc::clone(graph), job.clone());
             thread::spawn(move || {
                 run(graph, job, &cluster, |graph, _| {
-                    Ok(Box::new(Count(graph.topology().map_err(|e| e.to_string())?)))
+                    Ok(Box::new(Count(
+                        graph.topology().map_err(|e| e.to_string())?,
+                    )))
                 })
                 .unwrap()
                 .map_or(0, |outcome| outcome.tasks_run())

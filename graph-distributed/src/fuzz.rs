@@ -35,10 +35,15 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
     let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
 
     let job = Job::new(outputs.iter().copied(), placement.clone()).with_priorities(priorities);
-    let result = run(Arc::new(graph.clone()), job, &Cluster::local(workers), move |graph, _| {
-        let topology = graph.topology().map_err(|e| e.to_string())?;
-        Ok(Box::new(Fold { topology, failing }))
-    });
+    let result = run(
+        Arc::new(graph.clone()),
+        job,
+        &Cluster::local(workers),
+        move |graph, _| {
+            let topology = graph.topology().map_err(|e| e.to_string())?;
+            Ok(Box::new(Fold { topology, failing }))
+        },
+    );
 
     if let Some(node) = failing {
         match result {
@@ -57,20 +62,32 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
     let got: Vec<(NodeId, u64)> = outcome.values.clone();
     let want: Vec<(NodeId, u64)> = outputs.iter().map(|&o| (o, expected[o.index()])).collect();
     assert_eq!(got, want, "the requested values");
-    assert_eq!(outcome.tasks_run(), needed_nodes.len(), "each needed task runs once");
+    assert_eq!(
+        outcome.tasks_run(),
+        needed_nodes.len(),
+        "each needed task runs once"
+    );
     for stats in &outcome.workers {
         let placed = needed_nodes
             .iter()
             .filter(|n| placement[n.index()] as usize == stats.worker)
             .count();
-        assert_eq!(stats.tasks_run, placed, "worker {} runs its own tasks", stats.worker);
+        assert_eq!(
+            stats.tasks_run, placed,
+            "worker {} runs its own tasks",
+            stats.worker
+        );
     }
     let cut = needed_nodes
         .iter()
         .flat_map(|&n| topology.dependencies(n).iter().map(move |&d| (d, n)))
         .filter(|&(d, n)| placement[d.index()] != placement[n.index()])
         .count();
-    assert_eq!(outcome.cut_edges(), cut, "the cut edges are the placement's");
+    assert_eq!(
+        outcome.cut_edges(),
+        cut,
+        "the cut edges are the placement's"
+    );
     assert!(outcome.values_sent() <= cut);
 }
 
@@ -100,10 +117,13 @@ impl Runner for Fold<'_> {
 }
 
 fn mix(node: NodeId, inputs: &[u64]) -> u64 {
-    inputs.iter().enumerate().fold(node.index() as u64 + 1, |acc, (i, &x)| {
-        acc.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(x.rotate_left(i as u32 % 64))
-    })
+    inputs
+        .iter()
+        .enumerate()
+        .fold(node.index() as u64 + 1, |acc, (i, &x)| {
+            acc.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(x.rotate_left(i as u32 % 64))
+        })
 }
 
 /// Every node's value, computed one node at a time in topological order.

@@ -331,11 +331,7 @@ fn work<V: timely::ExchangeData + Clone>(
     loop {
         let delivered = std::mem::take(&mut *inbox.borrow_mut());
         for message in delivered {
-            if let Some(input) = input.as_mut() {
-                state.receive(message, input);
-            } else {
-                state.receive_late(message);
-            }
+            state.receive(message);
         }
         if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
             state.run_ready(&mut **runner, handle);
@@ -490,11 +486,14 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         }
     }
 
-    fn receive(&mut self, message: Message<V>, input: &mut Outbox<V>) {
+    /// Takes in a message: a result for this worker's tasks, a stop, or (at
+    /// worker 0) a requested result or another worker's counters.
+    fn receive(&mut self, message: Message<V>) {
         match message.body {
+            // After a stop, results are dropped: nothing runs any more.
             Body::Value { node, value } => {
-                let node = NodeId::from_u32(node);
                 if self.abort.is_none() {
+                    let node = NodeId::from_u32(node);
                     self.hold(node, value);
                     self.arrived(node);
                 }
@@ -504,27 +503,6 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                     self.abort = Some(abort);
                 }
             }
-            other => self.receive_at_zero(other),
-        }
-        let _ = input;
-    }
-
-    /// A message after this worker closed its input: only worker 0 gets any
-    /// (outputs and counters of other workers).
-    fn receive_late(&mut self, message: Message<V>) {
-        match message.body {
-            Body::Abort(abort) => {
-                if self.abort.is_none() {
-                    self.abort = Some(abort);
-                }
-            }
-            Body::Value { .. } => {}
-            other => self.receive_at_zero(other),
-        }
-    }
-
-    fn receive_at_zero(&mut self, body: Body<V>) {
-        match body {
             Body::Output { node, value } => {
                 let slot = self.output_slot[node as usize];
                 self.outputs[slot as usize - 1] = Some(value);
@@ -533,7 +511,6 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 let worker = stats.worker;
                 self.finished[worker] = Some(stats);
             }
-            Body::Value { .. } | Body::Abort(_) => {}
         }
     }
 

@@ -9,8 +9,8 @@ use graph_core::testing::{arbitrary_graph, fuzz_inputs};
 
 #[test]
 fn distributed_equals_sequential() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/fuzz/distributed_equals_sequential");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/distributed_equals_sequential");
     let inputs = fuzz_inputs(&dir).unwrap();
     assert!(!inputs.is_empty(), "no inputs in {}", dir.display());
     let mut graphs = 0;
