@@ -270,7 +270,7 @@ fn a_killed_host_ends_the_run_in_the_other_processes() {
                 "--process",
                 process,
             ])
-            .args(["--assignment", path(&assignment)])
+            .args(["--assignment", path(&assignment), "--connect-timeout", "10"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -281,14 +281,18 @@ fn a_killed_host_ends_the_run_in_the_other_processes() {
     std::thread::sleep(Duration::from_millis(800));
     second.kill().unwrap();
     second.wait().unwrap();
-    let status = wait_with_deadline(&mut first, Duration::from_secs(30));
+    let status = wait_with_deadline(&mut first, Duration::from_secs(40));
     let mut stderr = String::new();
     std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(2));
-    assert_eq!(
-        stderr,
-        "error: lost a process of the run: the connection to another process broke (did it die?)\n"
+    // On a slow machine the second process may die before it connects.
+    let lost =
+        "error: lost a process of the run: the connection to another process broke (did it die?)\n";
+    let never = format!(
+        "error: process 1 ({}) did not connect within 10 s; is it running?\n",
+        ports[1]
     );
+    assert!(stderr == lost || stderr == never, "{stderr}");
 }
 
 #[test]
