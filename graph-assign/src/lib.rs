@@ -7,8 +7,9 @@
 //! - [`assign`] (the default, [`assign_with`] for every option): a multilevel
 //!   partitioner seeded by a locality-keeping order (size-capped label
 //!   propagation to coarsen, blocks of the order and grown regions to start,
-//!   boundary refinement on the way back); close to METIS' edge cut with
-//!   every load within 3% of its share, in near-linear time.
+//!   greedy and k-way Fiduccia-Mattheyses refinement on the way back); close
+//!   to METIS' edge cut with every load within 3% of its share, in
+//!   near-linear time.
 //! - [`assign_mars`]: Mars' `GraphAssigner` heuristic, deterministic.
 //! - [`decide_worker`] and [`Cluster`]: dask.distributed's rule for one ready
 //!   task; [`assign_greedy`] applies it to a whole graph.
@@ -28,6 +29,9 @@
 
 mod dask;
 mod error;
+mod fm;
+#[doc(hidden)]
+pub mod fuzz;
 mod inputs;
 mod mars;
 mod metrics;

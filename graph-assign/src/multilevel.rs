@@ -11,6 +11,8 @@ use std::collections::BinaryHeap;
 
 use graph_core::{Dag, NodeId};
 
+use crate::fm::{Fm, merge_pieces};
+
 /// An undirected graph with node and edge weights, rows in CSR form.
 pub(crate) struct Level {
     offsets: Vec<u32>,
@@ -34,14 +36,22 @@ impl Level {
         self.node_weights.iter().copied().fold(0.0, f64::max)
     }
 
-    fn row(&self, node: usize) -> (&[u32], &[u64]) {
+    /// The number of neighbours of `node`.
+    pub(crate) fn degree(&self, node: usize) -> usize {
+        (self.offsets[node + 1] - self.offsets[node]) as usize
+    }
+
+    pub(crate) fn row(&self, node: usize) -> (&[u32], &[u64]) {
         let range = self.offsets[node] as usize..self.offsets[node + 1] as usize;
         (&self.targets[range.clone()], &self.edge_weights[range])
     }
 
     /// The finest level: `dag` made undirected and renumbered by `order`
     /// (`order[i]` becomes node `i`). An edge weighs its producer's size
-    /// (zero counts as 1, so that every edge pulls its ends together).
+    /// (zero counts as 1, so that every edge pulls its ends together). Where
+    /// the sizes of all edges add up past 2^62, every size is halved as often
+    /// as it takes to fit (and still counts at least 1), so that cut weights
+    /// and gains never overflow.
     pub(crate) fn from_dag(
         dag: &dyn Dag,
         order: &[u32],
@@ -53,10 +63,23 @@ impl Level {
         for (i, &node) in order.iter().enumerate() {
             rank[node as usize] = i as u32;
         }
-        let size = |n: usize| sizes.map_or(1, |sizes| sizes[n]).max(1);
         let n_entries: usize = (0..n_nodes)
             .map(|n| dag.dependencies(NodeId::new(n)).len() * 2)
             .sum();
+        let shift = sizes.map_or(0, |sizes| {
+            let total: u128 = (0..n_nodes)
+                .map(|n| u128::from(sizes[n]) * dag.dependents(NodeId::new(n)).len() as u128 * 2)
+                .sum::<u128>()
+                + n_entries as u128;
+            (128 - total.leading_zeros()).saturating_sub(62)
+        });
+        let size = |n: usize| {
+            sizes
+                .map_or(1, |sizes| sizes[n])
+                .checked_shr(shift)
+                .unwrap_or(0)
+                .max(1)
+        };
         let mut offsets = Vec::with_capacity(n_nodes + 1);
         offsets.push(0_u32);
         let mut targets = Vec::with_capacity(n_entries);
@@ -212,9 +235,6 @@ impl Level {
     }
 }
 
-/// Rebalancing passes before refinement at each level.
-const REBALANCE_PASSES: usize = 4;
-
 /// Greedy boundary refinement of a partition of one level.
 pub(crate) struct Refiner {
     /// The largest load each worker may get.
@@ -222,6 +242,12 @@ pub(crate) struct Refiner {
     pub(crate) loads: Vec<f64>,
     conn: Vec<u64>,
     touched: Vec<u32>,
+    fm: Fm,
+    /// The nodes the next greedy pass visits, and a stamp per node of the
+    /// pass that last queued it.
+    active: Vec<u32>,
+    mark: Vec<u32>,
+    stamp: u32,
 }
 
 impl Refiner {
@@ -231,22 +257,39 @@ impl Refiner {
             loads: vec![0.0; n_workers],
             conn: vec![0; n_workers],
             touched: Vec::new(),
+            fm: Fm::default(),
+            active: Vec::new(),
+            mark: Vec::new(),
+            stamp: 0,
         }
     }
 
-    /// Up to `passes` passes over `level` in order, each moving a node to
-    /// the worker it is most connected to when that lowers the cut, or
-    /// keeps it and evens the loads, within the limits. Stops after a pass
-    /// without moves.
-    pub(crate) fn refine(&mut self, level: &Level, part: &mut [u32], passes: usize) {
+    /// Up to `passes` greedy passes over `level` in order, each moving a
+    /// node to the worker it is most connected to when that lowers the cut,
+    /// or keeps it and evens the loads, within the limits (stopping after a
+    /// pass that moves almost nothing); then, if the loads are within their
+    /// limits, up to `fm_rounds` rounds of Fiduccia-Mattheyses searches
+    /// after moving stray pieces of parts home.
+    pub(crate) fn refine(
+        &mut self,
+        level: &Level,
+        part: &mut [u32],
+        passes: usize,
+        fm_rounds: usize,
+    ) {
         self.count_loads(level, part);
         self.rebalance(level, part);
-        for _ in 0..passes {
+        for i in 0..passes {
             // Once a pass moves fewer than one node in a thousand, the
             // next ones would gain next to nothing.
-            if self.pass(level, part) * 1000 <= level.node_count() {
+            if self.pass(level, part, i == 0) * 1000 <= level.node_count() {
                 break;
             }
+        }
+        if fm_rounds > 0 && self.overloaded().is_none() {
+            merge_pieces(level, part, &mut self.loads, &self.limits);
+            self.fm
+                .refine(level, part, &mut self.loads, &self.limits, fm_rounds);
         }
     }
 
@@ -267,53 +310,18 @@ impl Refiner {
         (0..self.loads.len()).find(|&w| self.loads[w] > self.limits[w])
     }
 
-    /// Moves nodes out of workers above their limit: first, in order, to the
-    /// neighbouring worker with room that costs the least cut, pass after
-    /// pass while that helps (moving along the order keeps the moved nodes
-    /// together); then, if a worker is still over, any of its nodes to the
-    /// worker with the most room.
+    /// Moves nodes out of workers above their limit: first to neighbouring
+    /// workers with room, the moves that cost the least cut per unit of load
+    /// first (see [`Fm::rebalance`]); then, if a worker is still over, any
+    /// of its nodes, in order, to the worker with the most room. A worker
+    /// over its limit of `share + heaviest` has more than a share, so some
+    /// other worker has less than its share and room for any node: the
+    /// second step always brings every load within its limit.
     fn rebalance(&mut self, level: &Level, part: &mut [u32]) {
-        for _ in 0..REBALANCE_PASSES {
-            if self.overloaded().is_none() {
-                return;
-            }
-            let mut moves = 0;
-            for node in 0..level.node_count() {
-                let from = part[node] as usize;
-                if self.loads[from] <= self.limits[from] {
-                    continue;
-                }
-                let weight = level.node_weights[node];
-                let (targets, weights) = level.row(node);
-                for (&next, &w) in targets.iter().zip(weights) {
-                    let p = part[next as usize];
-                    if self.conn[p as usize] == 0 {
-                        self.touched.push(p);
-                    }
-                    self.conn[p as usize] += w;
-                }
-                let mut best: Option<(u64, usize)> = None;
-                for &to in &self.touched {
-                    let to = to as usize;
-                    if to != from
-                        && self.loads[to] + weight <= self.limits[to]
-                        && best.is_none_or(|(conn, _)| self.conn[to] > conn)
-                    {
-                        best = Some((self.conn[to], to));
-                    }
-                }
-                for &p in &self.touched {
-                    self.conn[p as usize] = 0;
-                }
-                self.touched.clear();
-                if let Some((_, to)) = best {
-                    self.move_node(level, part, node, to);
-                    moves += 1;
-                }
-            }
-            if moves == 0 {
-                break;
-            }
+        self.fm
+            .rebalance(level, part, &mut self.loads, &self.limits);
+        if self.overloaded().is_none() {
+            return;
         }
         for node in 0..level.node_count() {
             let from = part[node] as usize;
@@ -341,9 +349,24 @@ impl Refiner {
         self.loads[to] += level.node_weights[node];
     }
 
-    fn pass(&mut self, level: &Level, part: &mut [u32]) -> usize {
+    /// One greedy pass: over every node when `first`, else over the nodes
+    /// next to the moves of the pass before (the others saw no change).
+    /// Returns the number of moves.
+    fn pass(&mut self, level: &Level, part: &mut [u32], first: bool) -> usize {
+        let n_nodes = level.node_count();
+        if first {
+            self.mark.clear();
+            self.mark.resize(n_nodes, 0);
+            self.stamp = 0;
+            self.active.clear();
+        }
+        self.stamp += 1;
+        let active = std::mem::take(&mut self.active);
+        let mut next_active = Vec::new();
         let mut moves = 0;
-        for node in 0..level.node_count() {
+        let n_candidates = if first { n_nodes } else { active.len() };
+        let candidates = (0..n_candidates).map(|i| if first { i } else { active[i] as usize });
+        for node in candidates {
             let from = part[node] as usize;
             let (targets, weights) = level.row(node);
             for (&next, &w) in targets.iter().zip(weights) {
@@ -361,8 +384,16 @@ impl Refiner {
             if let Some(to) = to {
                 self.move_node(level, part, node, to);
                 moves += 1;
+                for &next in std::iter::once(&(node as u32)).chain(targets) {
+                    if self.mark[next as usize] != self.stamp {
+                        self.mark[next as usize] = self.stamp;
+                        next_active.push(next);
+                    }
+                }
             }
         }
+        next_active.sort_unstable();
+        self.active = next_active;
         moves
     }
 

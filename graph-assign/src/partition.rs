@@ -3,7 +3,9 @@
 
 use graph_core::Dag;
 
-use crate::inputs::{check_len, check_sizes, dependency_post_order, loads, order_by_priority};
+use crate::inputs::{
+    check_len, check_sizes, dependency_post_order, loads, order_by_priority, topological_order,
+};
 use crate::multilevel::{Level, Refiner, bfs_order, blocks, cut_weight, grow};
 use crate::{Assignment, Error, Workers};
 
@@ -27,10 +29,12 @@ pub struct AssignConfig<'a> {
     /// tasks are too heavy for that (few tasks, or a very expensive one), a
     /// worker may instead exceed its share by up to one heaviest task.
     pub max_imbalance: f64,
-    /// The most refinement passes per level (the coarsest level, which is
-    /// small, always gets more); each pass is O(V + E) of that level, and
-    /// refinement stops early once a pass moves fewer than one node in a
-    /// thousand.
+    /// The most greedy refinement passes per level (the coarsest level,
+    /// which is small, always gets more); each pass is O(V + E) of that
+    /// level, and refinement stops early once a pass moves fewer than one
+    /// node in a thousand. 0 turns refinement off, the Fiduccia-Mattheyses
+    /// searches included (the partition is then the coarse one, only
+    /// rebalanced on the way down).
     pub refine_passes: usize,
 }
 
@@ -66,21 +70,35 @@ impl Default for AssignConfig<'_> {
 /// 3. On the coarsest graph, try contiguous blocks of the order (each
 ///    worker's block as heavy as its share of the slots), blocks of
 ///    breadth-first layers, and regions grown by greedy graph growing from
-///    64 seeds; refine each and keep the lowest cuts.
-/// 4. On the way back to the tasks, at every level: first move nodes out of
+///    64 seeds, under two balance regimes (a worker may exceed its share by
+///    one coarsest node, or by half of one); refine each, and give the best
+///    eight of each regime Fiduccia-Mattheyses searches (below).
+/// 4. On the way back to the tasks, at every level: move nodes out of
 ///    workers above that level's limit (a share plus one node of the level,
-///    so the bound tightens as nodes get lighter), then refine the
-///    boundaries, Fiduccia-Mattheyses style: move a node to the neighbouring
-///    worker it is most connected to when that lowers the cut (or keeps it
-///    and evens the loads) within the limits, until a pass moves almost
-///    nothing. Graphs up to 50 000 tasks take the best four coarse starts
-///    down and keep the lowest final cut; larger ones take the best one.
+///    or half of one, so the bound tightens as nodes get lighter; on the
+///    tasks, the promised bound), cheapest moves first; refine the
+///    boundaries greedily (move a node to the neighbouring worker it is most
+///    connected to when that lowers the cut, or keeps it and evens the
+///    loads); move every stray piece of a worker's tasks, cut off from the
+///    rest of them, to the neighbouring worker it is most connected to; then
+///    run k-way Fiduccia-Mattheyses searches: from each boundary node, move
+///    the node with the best gain, one after the other, even through moves
+///    that raise the cut, and keep the best prefix of the moves. The best
+///    four coarse starts (alternating regimes) go down in step; a level with
+///    n nodes and e adjacency entries keeps only the lowest-cut
+///    1 500 000 / (n + e) of them, so small graphs take all four to the
+///    tasks and large ones the best one through their fine levels. Search
+///    rounds stop once they gain less than a thousandth of the cut.
+/// 5. Graphs up to 25 000 tasks are partitioned a second time from a
+///    topological order (a different coarse hierarchy); the lower cut wins.
 ///
 /// Differences from Mars and dask: the whole graph is placed up front with a
 /// balance bound, where Mars balances only start operands and dask only
-/// occupancy at the time of each decision. The refinement takes only moves
-/// that do not raise the cut (no hill climbing with rollback as full FM
-/// does), which keeps each pass linear.
+/// occupancy at the time of each decision. Differences from METIS: no random
+/// choices (every tie goes to the lower index, so the result is
+/// deterministic), label propagation instead of matching to coarsen, and
+/// localized searches with a work budget instead of full passes, which keeps
+/// each level linear.
 ///
 /// # Arguments
 ///
@@ -107,8 +125,11 @@ impl Default for AssignConfig<'_> {
 ///
 /// O(p · (V + E)) time for p refinement passes per level (8 by default;
 /// every level is at least 10% smaller than the one before, so their sum is
-/// a small multiple of the finest), plus the starts on the coarsest graph of
-/// about 8k nodes, and O(V + E) auxiliary space for the undirected levels.
+/// a small multiple of the finest): the searches of a round scan at most 8
+/// times a level's entries, and a level gets at most 4 rounds. Plus the
+/// starts on the coarsest graph of about 8k nodes (bounded by 4 million
+/// entries), O(V log V) for the queues of the searches, and O(V + E)
+/// auxiliary space for the undirected levels.
 ///
 /// # Example
 ///
@@ -141,6 +162,9 @@ pub fn assign(
 
 /// [`assign`] with every option: a static order, the balance bound and the
 /// number of refinement passes.
+///
+/// Graphs small enough for a second try (see [`assign`], step 5) are also
+/// partitioned from a topological order, whatever the priorities.
 ///
 /// # Errors
 ///
@@ -200,25 +224,56 @@ fn partition(
         weights.fill(1.0);
         total = n_nodes as f64;
     }
-    let order = match config.priorities {
-        Some(priorities) => order_by_priority(priorities),
-        None => dependency_post_order(dag),
-    };
-    let heaviest = weights.iter().copied().fold(0.0, f64::max);
     let targets: Vec<f64> = workers.shares().iter().map(|s| s * total).collect();
+    // Small graphs are partitioned once per order, from different coarse
+    // hierarchies, and the lowest cut wins (ties to the first order).
+    let n_orders = (ORDER_WORK / n_nodes).clamp(1, ORDERS);
+    let mut best: Option<(u64, Vec<u32>)> = None;
+    for i in 0..n_orders {
+        let order = match (config.priorities, i) {
+            (Some(priorities), 0) => order_by_priority(priorities),
+            (None, 0) => dependency_post_order(dag),
+            _ => topological_order(dag),
+        };
+        let (cut, part) = multilevel(dag, &order, &weights, &targets, config);
+        if best.as_ref().is_none_or(|(best_cut, _)| cut < *best_cut) {
+            let mut res = vec![0_u32; n_nodes];
+            for (&node, &worker) in order.iter().zip(&part) {
+                res[node as usize] = worker;
+            }
+            best = Some((cut, res));
+        }
+    }
+    Ok(best.expect("at least one order").1)
+}
+
+/// The multilevel partitioner on the tasks numbered by `order`: the cut
+/// weight and the worker of each, in that order.
+fn multilevel(
+    dag: &dyn Dag,
+    order: &[u32],
+    weights: &[f64],
+    targets: &[f64],
+    config: &AssignConfig<'_>,
+) -> (u64, Vec<u32>) {
+    let n_nodes = order.len();
+    let n_workers = targets.len();
+    let total: f64 = targets.iter().sum();
+    let heaviest = weights.iter().copied().fold(0.0, f64::max);
     // At each level a worker may exceed its share by the balance slack or
-    // by one node of that level, whichever is more: coarse levels are loose,
-    // and the finest level keeps the promised bound.
-    let limits_for = |heaviest: f64| -> Vec<f64> {
+    // by `slack` times the heaviest node of that level, whichever is more:
+    // coarse levels are looser, and the finest level (always with a slack
+    // of 1) keeps the promised bound.
+    let limits_for = |heaviest: f64, slack: f64| -> Vec<f64> {
         targets
             .iter()
-            .map(|t| (t * config.max_imbalance).max(t + heaviest))
+            .map(|t| (t * config.max_imbalance).max(t + heaviest * slack))
             .collect()
     };
     // Coarsen until about COARSEST_PER_WORKER clusters per worker are left.
     let cap = (total / (n_workers * COARSEST_PER_WORKER) as f64).max(heaviest);
 
-    let mut levels = vec![Level::from_dag(dag, &order, config.sizes, &weights)];
+    let mut levels = vec![Level::from_dag(dag, order, config.sizes, weights)];
     let mut maps: Vec<Vec<u32>> = Vec::new();
     // Clusters may grow by a factor of GROWTH per level, up to `cap`: small
     // clusters first keep them compact, where one capped round of label
@@ -227,7 +282,9 @@ fn partition(
     let mut level_cap = (mean * GROWTH * 1.0).max(heaviest).min(cap);
     loop {
         let level = levels.last().expect("the finest level is there");
-        let (cluster, n_clusters) = level.cluster(level_cap, CLUSTER_ROUNDS);
+        // On the tasks, where clusters stay small, one round fills them.
+        let rounds = if levels.len() == 1 { 1 } else { CLUSTER_ROUNDS };
+        let (cluster, n_clusters) = level.cluster(level_cap, rounds);
         // Stop when clustering no longer shrinks the graph much.
         let stalled = n_clusters as f64 > 0.9 * level.node_count() as f64;
         if stalled && level_cap >= cap {
@@ -242,8 +299,23 @@ fn partition(
         levels.push(coarse);
     }
 
+    // Without refinement passes, no searches either.
+    let fm_rounds = if config.refine_passes > 0 {
+        FM_ROUNDS
+    } else {
+        0
+    };
     let coarsest = levels.last().expect("the finest level is there");
-    let mut refiner = Refiner::new(limits_for(coarsest.heaviest()), n_workers);
+    // Two balance regimes for the coarse levels: as loose as one of their
+    // nodes (freedom to find good shapes), and half as loose (less to repair
+    // on the way down). Where the coarsest level is the tasks themselves,
+    // only the promised bound.
+    let slacks: &[f64] = if levels.len() > 1 {
+        &[1.0, TIGHT_SLACK]
+    } else {
+        &[1.0]
+    };
+    let mut refiner = Refiner::new(limits_for(coarsest.heaviest(), 1.0), n_workers);
     // Several starts on the coarsest graph (it is small): blocks of the
     // order, breadth-first layers from a node far from the first one
     // (strips, which suit grids and chains), and regions grown from seeds
@@ -255,49 +327,107 @@ fn partition(
     // is not small: fewer grown starts keep their cost near one pass.
     let affordable = COARSEST_BUDGET / (coarsest.entry_count() + n_coarsest).max(1);
     let n_seeds = n_coarsest.min(GROWN_STARTS).min(affordable.max(1));
-    let starts = [
-        blocks(0..n_coarsest as u32, &coarsest.node_weights, &targets),
-        blocks(bfs_order(coarsest, far), &coarsest.node_weights, &targets),
+    let starts: Vec<Vec<u32>> = [
+        blocks(0..n_coarsest as u32, &coarsest.node_weights, targets),
+        blocks(bfs_order(coarsest, far), &coarsest.node_weights, targets),
     ]
     .into_iter()
-    .chain((0..n_seeds).map(|i| grow(coarsest, &targets, i * n_coarsest / n_seeds)));
-    let mut candidates: Vec<(u64, usize, Vec<u32>)> = Vec::new();
-    for (i, mut start) in starts.enumerate() {
-        refiner.refine(coarsest, &mut start, COARSEST_PASSES);
-        if i == 0 || refiner.fits(coarsest, &start) {
-            candidates.push((cut_weight(coarsest, &start), i, start));
+    .chain((0..n_seeds).map(|i| grow(coarsest, targets, i * n_coarsest / n_seeds)))
+    .collect();
+    // For each regime, the starts refined under its limits, best first;
+    // the best few get the searches.
+    let mut candidates_per_slack: Vec<Vec<(u64, usize, Vec<u32>)>> = Vec::new();
+    for &slack in slacks {
+        refiner.limits = limits_for(coarsest.heaviest(), slack);
+        let mut candidates: Vec<(u64, usize, Vec<u32>)> = Vec::new();
+        for (i, start) in starts.iter().enumerate() {
+            let mut start = start.clone();
+            refiner.refine(coarsest, &mut start, COARSEST_PASSES, 0);
+            if i == 0 || refiner.fits(coarsest, &start) {
+                candidates.push((cut_weight(coarsest, &start), i, start));
+            }
+        }
+        candidates.sort_unstable_by_key(|&(cut, i, _)| (cut, i));
+        candidates.truncate(FM_STARTS);
+        for (cut, _, start) in &mut candidates {
+            refiner.refine(coarsest, start, 0, fm_rounds);
+            *cut = cut_weight(coarsest, start);
+        }
+        candidates.sort_unstable_by_key(|&(cut, i, _)| (cut, i));
+        candidates_per_slack.push(candidates);
+    }
+    // The best few go down, taking the regimes in turn, level by level. A
+    // level of n nodes and e entries takes at most DESCENT_WORK / (n + e) of
+    // them (at least one), the lowest cuts at the level before; so small
+    // graphs take several all the way to the tasks, and large ones several
+    // through their coarse levels and the best of them through the fine
+    // ones.
+    let mut alive: Vec<(usize, Vec<u32>)> = Vec::new();
+    for rank in 0..DESCENTS {
+        for (regime, candidates) in candidates_per_slack.iter_mut().enumerate() {
+            if let Some((_, _, part)) = candidates.get_mut(rank) {
+                alive.push((regime, std::mem::take(part)));
+            }
         }
     }
-    // The best few go down to the tasks (only the best on large graphs, where
-    // a second descent would cost as much as the first), and the lowest cut
-    // there wins.
-    candidates.sort_unstable_by_key(|&(cut, i, _)| (cut, i));
-    let tries = if n_nodes <= SMALL_GRAPH { DESCENTS } else { 1 };
-    let mut best: Option<(u64, Vec<u32>)> = None;
-    for (_, _, mut part) in candidates.into_iter().take(tries) {
-        for (level, map) in levels.iter().rev().skip(1).zip(maps.iter().rev()) {
-            part = map.iter().map(|&c| part[c as usize]).collect();
-            refiner.limits = limits_for(level.heaviest());
-            refiner.refine(level, &mut part, config.refine_passes);
+    let fit = |level: &Level| {
+        (DESCENT_WORK / (level.node_count() + level.entry_count()).max(1)).clamp(1, DESCENTS)
+    };
+    alive.truncate(fit(&levels[levels.len() - 1]));
+    let mut coarser = levels.len() - 1;
+    for (level, map) in levels.iter().rev().skip(1).zip(maps.iter().rev()) {
+        let keep = fit(level);
+        if keep < alive.len() {
+            // Rank by the cut on the coarser level, where they are now.
+            let coarse = &levels[coarser];
+            let mut ranked: Vec<(u64, usize, (usize, Vec<u32>))> = alive
+                .drain(..)
+                .enumerate()
+                .map(|(i, c)| (cut_weight(coarse, &c.1), i, c))
+                .collect();
+            ranked.sort_unstable_by_key(|&(cut, i, _)| (cut, i));
+            alive = ranked.into_iter().take(keep).map(|(_, _, c)| c).collect();
         }
+        coarser -= 1;
+        let finest = coarser == 0;
+        for (regime, part) in &mut alive {
+            *part = map.iter().map(|&c| part[c as usize]).collect();
+            let slack = if finest { 1.0 } else { slacks[*regime] };
+            refiner.limits = limits_for(level.heaviest(), slack);
+            refiner.refine(level, part, config.refine_passes, fm_rounds);
+        }
+    }
+    let mut best: Option<(u64, Vec<u32>)> = None;
+    for (_, part) in alive {
         let cut = cut_weight(&levels[0], &part);
         if best.as_ref().is_none_or(|(best_cut, _)| cut < *best_cut) {
             best = Some((cut, part));
         }
     }
-    let (_, part) = best.expect("the blocks are always a candidate");
-    let mut res = vec![0_u32; n_nodes];
-    for (&node, &worker) in order.iter().zip(&part) {
-        res[node as usize] = worker;
-    }
-    Ok(res)
+    best.expect("the blocks are always a candidate")
 }
 
 const CLUSTER_ROUNDS: usize = 3;
 
-/// Graphs up to this many tasks get DESCENTS descents from the coarsest
-/// level rather than one.
-const SMALL_GRAPH: usize = 50_000;
+/// Tasks times orders: a graph of n tasks is partitioned from up to
+/// ORDER_WORK / n orders (at least one, at most ORDERS).
+const ORDER_WORK: usize = 50_000;
+const ORDERS: usize = 2;
+
+/// Rounds of Fiduccia-Mattheyses searches at each level, after the greedy
+/// passes.
+const FM_ROUNDS: usize = 4;
+
+/// How many of the starts on the coarsest level get the searches.
+const FM_STARTS: usize = 8;
+
+/// Nodes and entries times descents: a level of n nodes and e entries
+/// takes DESCENT_WORK / (n + e) descents (at least one, at most DESCENTS).
+const DESCENT_WORK: usize = 1_500_000;
+
+/// The slack of coarse levels in the tighter balance regime, in nodes of
+/// the level.
+const TIGHT_SLACK: f64 = 0.5;
 
 /// How many of the best coarsest partitions are refined down to the tasks
 /// on small graphs.

@@ -1,0 +1,115 @@
+//! The checker behind the `assign_total` fuzz target, so that the target is
+//! a short shim and `cargo test` can replay its inputs.
+
+use graph_core::{Dag, TaskGraph, Topology};
+
+use crate::{Assignment, DEFAULT_MAX_IMBALANCE, Metrics, Workers, assign, assign_mars};
+
+/// The most workers the fuzz inputs ask for (the byte after the graph picks
+/// `1..=MAX_WORKERS`).
+pub const MAX_WORKERS: usize = 24;
+
+/// `assign_total`: [`assign`] and [`assign_mars`] place every task of `graph`
+/// exactly once, on one of the `k` workers (`k` is clamped to
+/// `1..=MAX_WORKERS`), and give the same placement twice; [`assign`] keeps
+/// its balance bound.
+///
+/// The bound is the one [`assign`] promises for any input: every load at
+/// most `max(1.03 × share, share + heaviest task)`, where a share is the
+/// worker's slots over all slots times the total load. Such a placement
+/// always exists (list scheduling finds one), so it is checked whatever the
+/// costs, slots and number of tasks, including more workers than tasks.
+/// With unit costs and at least 34 tasks per slot, it is the plain 3%
+/// (1.03 × share is then at least share + 1). [`assign_mars`] promises no
+/// balance and is only checked for totality and determinism.
+///
+/// `assign` is run four ways: unit costs and sizes on `k` single-slot
+/// workers; costs and sizes derived from the task index (zero costs, and
+/// sizes up to `u64::MAX`, included); and both again on workers with 1 to 3
+/// slots.
+///
+/// # Panics
+///
+/// When a property does not hold (that is the point).
+pub fn assign_total(graph: &TaskGraph, k: usize) {
+    let Ok(topology) = graph.topology() else {
+        return;
+    };
+    let k = k.clamp(1, MAX_WORKERS);
+    let n_nodes = topology.node_count();
+    let costs: Vec<f64> = (0..n_nodes).map(|i| ((i * 7 + k) % 5) as f64).collect();
+    let sizes: Vec<u64> = (0..n_nodes)
+        .map(|i| match i % 4 {
+            0 => 0,
+            1 => u64::MAX - i as u64,
+            _ => (i * 31 % 100) as u64,
+        })
+        .collect();
+    let single = Workers::new(k).expect("1..=MAX_WORKERS workers");
+    let slotted =
+        Workers::with_slots((0..k).map(|w| 1 + (w % 3) as u32)).expect("every worker has a slot");
+    for workers in [&single, &slotted] {
+        for (sizes, costs) in [(None, None), (Some(&sizes[..]), Some(&costs[..]))] {
+            let label = format!(
+                "assign, {k} workers (slots {:?}), sizes {}, costs {}",
+                workers.all_slots(),
+                sizes.is_some(),
+                costs.is_some()
+            );
+            let first = assign(topology, workers, sizes, costs).expect("valid input");
+            let again = assign(topology, workers, sizes, costs).expect("valid input");
+            assert_eq!(first, again, "{label}: deterministic");
+            check_total(&label, topology, workers, &first);
+            check_balance(&label, topology, workers, &first, costs);
+        }
+        let first = assign_mars(topology, workers);
+        assert_eq!(
+            first,
+            assign_mars(topology, workers),
+            "assign_mars, {k} workers: deterministic"
+        );
+        check_total("assign_mars", topology, workers, &first);
+    }
+}
+
+/// Every task placed once, on a worker that exists.
+fn check_total(label: &str, topology: &Topology, workers: &Workers, assignment: &Assignment) {
+    assert_eq!(
+        assignment.len(),
+        topology.node_count(),
+        "{label}: one worker per task"
+    );
+    assert_eq!(assignment.worker_count(), workers.count(), "{label}");
+    for (node, &worker) in assignment.as_slice().iter().enumerate() {
+        assert!(
+            (worker as usize) < workers.count(),
+            "{label}: task {node} on worker {worker} of {}",
+            workers.count()
+        );
+    }
+    let counted: usize = assignment.tasks_per_worker().iter().sum();
+    assert_eq!(counted, topology.node_count(), "{label}: each task once");
+}
+
+/// Every load within `max(1.03 × share, share + heaviest task)`, up to
+/// rounding.
+fn check_balance(
+    label: &str,
+    topology: &Topology,
+    workers: &Workers,
+    assignment: &Assignment,
+    costs: Option<&[f64]>,
+) {
+    let metrics = Metrics::of(topology, workers, assignment, None, costs).expect("it fits");
+    let total: f64 = metrics.loads.iter().sum();
+    let heaviest = costs.map_or(1.0, |costs| costs.iter().copied().fold(0.0, f64::max));
+    for (worker, &load) in metrics.loads.iter().enumerate() {
+        let share = total * f64::from(workers.slots(worker)) / workers.total_slots() as f64;
+        let limit = (share * DEFAULT_MAX_IMBALANCE).max(share + heaviest);
+        assert!(
+            load <= limit + 1e-9 * total.max(1.0),
+            "{label}: worker {worker} has load {load} over {limit} (share {share}, loads {:?})",
+            metrics.loads
+        );
+    }
+}
