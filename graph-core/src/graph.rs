@@ -227,6 +227,26 @@ impl TaskGraph {
         self.tasks.keys()
     }
 
+    /// Takes the graph apart: every key and task, in node id order, moved
+    /// out rather than cloned (for a caller that builds another graph from
+    /// this one's keys).
+    ///
+    /// ```
+    /// use graph_core::{Key, TaskGraph, Term};
+    ///
+    /// let graph = TaskGraph::builder()
+    ///     .task("x", Term::lit(1))
+    ///     .task("y", Term::call("inc", [Term::key("x")]))
+    ///     .build()?;
+    /// let (keys, tasks): (Vec<Key>, Vec<_>) = graph.into_tasks().unzip();
+    /// assert_eq!(keys, [Key::from("x"), Key::from("y")]);
+    /// assert_eq!(tasks[1].body.term().unwrap().to_string(), "inc(x)");
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn into_tasks(self) -> impl ExactSizeIterator<Item = (Key, Task)> + DoubleEndedIterator {
+        self.tasks.into_iter()
+    }
+
     /// The keys of the tasks no task depends on, in node order: what a run
     /// computes when no keys are given, as dask's users ask for a graph's
     /// outputs.

@@ -2,8 +2,13 @@
 //! sparse rows; what each pass returns so that the next need not recompute it.
 
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
+use rayon::prelude::*;
 
 use crate::Error;
+use crate::work::Kind;
+
+/// Tasks per unit of parallel work.
+const CHUNK: usize = 8192;
 
 /// The references of every task of a graph, as node ids: row `n` lists, in
 /// the order they occur in task `n`'s body (preorder), every key it
@@ -54,41 +59,7 @@ impl Dependencies {
     /// [`graph_core::Error::Cycle`] for a cycle; [`Error::SelfReference`]
     /// for a task that references itself.
     pub fn of(graph: &TaskGraph) -> Result<Dependencies, Error> {
-        let topology = graph.topology()?;
-        let mut offsets = Vec::with_capacity(graph.len() + 1);
-        offsets.push(0_u32);
-        let mut targets = Vec::with_capacity(topology.edge_count() + graph.len() / 8);
-        for (i, (key, task)) in graph.iter().enumerate() {
-            let node = NodeId::new(i);
-            let row = topology.dependencies(node);
-            let mut count = 0_usize;
-            task.body.for_each_ref(&mut |_| count += 1);
-            if count == row.len() {
-                targets.extend_from_slice(row);
-            } else {
-                // Repeats, or a reference to itself (which the topology drops).
-                let mut this = false;
-                task.body.for_each_ref(&mut |dep| {
-                    let dep = graph
-                        .node_id(dep)
-                        .expect("the topology resolved every reference");
-                    this |= dep == node;
-                    targets.push(dep);
-                });
-                if this {
-                    return Err(Error::SelfReference { key: key.clone() });
-                }
-            }
-            if targets.len() > u32::MAX as usize {
-                return Err(graph_core::Error::TooLarge {
-                    what: "edges",
-                    count: targets.len(),
-                }
-                .into());
-            }
-            offsets.push(targets.len() as u32);
-        }
-        Ok(Dependencies { offsets, targets })
+        resolve(graph).map(|resolved| resolved.deps)
     }
 
     /// The number of tasks (rows).
@@ -133,4 +104,171 @@ impl Dependencies {
             targets,
         )?)
     }
+}
+
+/// A graph's references resolved, with what the passes read of every task,
+/// gathered in one walk.
+pub(crate) struct Resolved {
+    pub(crate) deps: Dependencies,
+    /// The shape of each body.
+    pub(crate) kinds: Vec<Kind>,
+    /// Each task's size and cost; empty when no task has one.
+    pub(crate) sizes: Vec<Option<u64>>,
+    pub(crate) costs: Vec<Option<f64>>,
+}
+
+/// What a chunk of tasks resolves to: their references, and whether any of
+/// them has a size, or a cost.
+type Chunk = (Vec<NodeId>, bool, bool);
+
+/// [`Dependencies::of`], plus what the passes read of every task, in one
+/// parallel walk over the bodies.
+pub(crate) fn resolve(graph: &TaskGraph) -> Result<Resolved, Error> {
+    let topology = graph.topology()?;
+    let n = graph.len();
+    let mut counts = vec![0_u32; n];
+    let mut kinds = vec![Kind::Opaque; n];
+    let mut any_size = false;
+    let mut any_cost = false;
+    // Each chunk fills its part of the per-task vectors and returns its
+    // references, which vary in number.
+    let resolve_chunk =
+        |chunk: usize, counts: &mut [u32], kinds: &mut [Kind]| -> Result<Chunk, Error> {
+            let (mut any_size, mut any_cost) = (false, false);
+            let first = chunk * CHUNK;
+            let mut targets = Vec::with_capacity(counts.len() * 2);
+            for i in 0..counts.len() {
+                let node = NodeId::new(first + i);
+                let task = graph.task(node);
+                let row = topology.dependencies(node);
+                let mut count = 0_usize;
+                task.body.for_each_ref(&mut |_| count += 1);
+                if count == row.len() {
+                    targets.extend_from_slice(row);
+                } else {
+                    // Repeats, or a reference to itself (which the topology drops).
+                    let mut this = false;
+                    task.body.for_each_ref(&mut |dep| {
+                        let dep = graph
+                            .node_id(dep)
+                            .expect("the topology resolved every reference");
+                        this |= dep == node;
+                        targets.push(dep);
+                    });
+                    if this {
+                        return Err(Error::SelfReference {
+                            key: graph.key(node).clone(),
+                        });
+                    }
+                }
+                counts[i] = count as u32;
+                kinds[i] = Kind::of(&task.body);
+                any_size |= task.size.is_some();
+                any_cost |= task.cost.is_some();
+            }
+            Ok((targets, any_size, any_cost))
+        };
+    let chunks: Vec<Result<Chunk, Error>> = if n <= CHUNK {
+        // One chunk: no work for other threads.
+        vec![resolve_chunk(0, &mut counts, &mut kinds)]
+    } else {
+        counts
+            .par_chunks_mut(CHUNK)
+            .zip(kinds.par_chunks_mut(CHUNK))
+            .enumerate()
+            .map(|(chunk, (counts, kinds))| resolve_chunk(chunk, counts, kinds))
+            .collect()
+    };
+    let mut targets = Vec::with_capacity(2 * (topology.edge_count() + n / 8));
+    for chunk in chunks {
+        let (chunk, chunk_sizes, chunk_costs) = chunk?;
+        any_size |= chunk_sizes;
+        any_cost |= chunk_costs;
+        if targets.len() + chunk.len() > u32::MAX as usize {
+            return Err(graph_core::Error::TooLarge {
+                what: "edges",
+                count: targets.len() + chunk.len(),
+            }
+            .into());
+        }
+        targets.extend_from_slice(&chunk);
+    }
+    let sizes = column(any_size, n, |node| graph.task(node).size);
+    let costs = column(any_cost, n, |node| graph.task(node).cost);
+    // The counts become the offsets, in place.
+    let mut offsets = counts;
+    offsets.push(0);
+    let mut offset = 0_u32;
+    for slot in &mut offsets {
+        let count = *slot;
+        *slot = offset;
+        offset += count;
+    }
+    Ok(Resolved {
+        deps: Dependencies { offsets, targets },
+        kinds,
+        sizes,
+        costs,
+    })
+}
+
+/// A per-task column of rare metadata (sizes, costs): empty unless some
+/// task has a value, with room for the tasks passes may add (untouched room
+/// costs nothing).
+fn column<T>(any: bool, n: usize, get: impl Fn(NodeId) -> Option<T>) -> Vec<Option<T>> {
+    if !any {
+        return Vec::new();
+    }
+    let mut column = Vec::with_capacity(2 * n);
+    column.extend((0..n).map(|i| get(NodeId::new(i))));
+    column
+}
+
+/// Checks that `deps` has one row per task and as many references in each
+/// row as the task's body holds; returns them with what the passes read of
+/// every task.
+pub(crate) fn check(graph: &TaskGraph, deps: &Dependencies) -> Result<Resolved, Error> {
+    if deps.node_count() != graph.len() {
+        return Err(Error::DependenciesLength {
+            tasks: graph.len(),
+            listed: deps.node_count(),
+        });
+    }
+    if let Some(&node) = deps.targets.iter().find(|node| node.index() >= graph.len()) {
+        return Err(graph_core::Error::NodeOutOfRange {
+            node: node.index(),
+            node_count: graph.len(),
+        }
+        .into());
+    }
+    let mut kinds = Vec::with_capacity(graph.len());
+    let mut sizes = Vec::with_capacity(graph.len());
+    let mut costs = Vec::with_capacity(graph.len());
+    for (i, (key, task)) in graph.iter().enumerate() {
+        let mut found = 0;
+        task.body.for_each_ref(&mut |_| found += 1);
+        let listed = deps.get(NodeId::new(i)).len();
+        if found != listed {
+            return Err(Error::DependenciesMismatch {
+                key: key.clone(),
+                found,
+                listed,
+            });
+        }
+        kinds.push(Kind::of(&task.body));
+        sizes.push(task.size);
+        costs.push(task.cost);
+    }
+    if sizes.iter().all(Option::is_none) {
+        sizes = Vec::new();
+    }
+    if costs.iter().all(Option::is_none) {
+        costs = Vec::new();
+    }
+    Ok(Resolved {
+        deps: deps.clone(),
+        kinds,
+        sizes,
+        costs,
+    })
 }

@@ -1,12 +1,10 @@
 //! `fuse`: dask's fusion of reductions, with its width and height heuristics.
 
-use std::borrow::Cow;
-
 use fixedbitset::FixedBitSet;
-use graph_core::{Body, Key, TaskGraph, Term, Value};
+use graph_core::{Key, TaskGraph};
 
-use crate::names::{NameCache, fused_name_cached};
-use crate::work::{NONE, Work, for_each_ref_mut};
+use crate::names::Namer;
+use crate::work::{Kind, NONE, Slot, Work};
 use crate::{Dependencies, Error, Optimized};
 
 /// Options of [`fuse`], dask's parameters; `Default` is dask's defaults
@@ -144,33 +142,27 @@ pub fn fuse(
     work.finish()
 }
 
-/// What the walk knows of a processed task: dask's info tuple.
+/// What the walk knows of a processed task: dask's info tuple. The fused
+/// term itself is already the task's body in the work graph.
+#[derive(Clone, Copy, Debug)]
 struct Info {
     node: u32,
-    /// The fused term, or `None` if the task's body is unchanged.
-    term: Option<Term>,
-    /// The fused term's references, or `None` if unchanged.
-    row: Option<Vec<u32>>,
-    /// The keys fused into it, itself last (only when renaming).
-    keys: Vec<u32>,
     height: u64,
     width: f64,
     num_nodes: u64,
     fudge: i64,
-    /// The distinct non-reducible inputs of the fused subgraph, sorted.
-    edges: Vec<u32>,
+    /// How many distinct non-reducible inputs the fused subgraph has; they
+    /// are the last `n_edges` of the edge stack, sorted, below those of the
+    /// infos pushed after this one.
+    n_edges: u32,
     /// How many tasks its term nests, one inside the next.
     depth: usize,
 }
 
 /// Whether dask would reduce a body of this kind: a call, an alias or a
 /// scalar (numbers and strings), not a list or `None`.
-fn reducible_kind(body: &Body) -> bool {
-    match body {
-        Body::Term(Term::Call { .. } | Term::Ref(_)) => true,
-        Body::Term(Term::Lit(value)) => !matches!(value, Value::Null),
-        Body::Term(Term::List(_)) | Body::Opaque(_) => false,
-    }
+fn reducible_kind(kind: Kind) -> bool {
+    matches!(kind, Kind::Call | Kind::Ref | Kind::Lit)
 }
 
 /// The walk's state: the static facts plus scratch space.
@@ -183,10 +175,19 @@ struct Walk<'a, 'g> {
     max_height: f64,
     max_depth_new_edges: f64,
     max_depth: usize,
-    rename: bool,
-    fused_trees: Vec<Option<Vec<u32>>>,
-    /// `slot[child]`: the child's index among the infos being fused, else NONE.
-    slot: Vec<u32>,
+    /// The edges of the infos on the info stack, in stack order.
+    edges: Vec<u32>,
+    /// Scratch space for a union of edges.
+    scratch: Vec<u32>,
+    /// Scratch space for a fused row, the row it replaces and what goes
+    /// where.
+    row: Vec<u32>,
+    old_row: Vec<u32>,
+    picks: Vec<Option<Slot>>,
+    /// `absorbed_into[n]`: the task `n` was fused into, else NONE.
+    absorbed_into: Vec<u32>,
+    /// The children being fused into a parent, while they are.
+    picking: FixedBitSet,
 }
 
 /// [`fuse`] on a graph being optimized.
@@ -215,8 +216,8 @@ pub(crate) fn fuse_work(work: &mut Work<'_>, config: &FuseConfig, protected: &Fi
         let i = node as usize;
         if uses[i] == 1
             && !protected.contains(i)
-            && reducible_kind(work.body(node))
-            && !matches!(work.body(user[i]), Body::Opaque(_))
+            && reducible_kind(work.kind(node))
+            && work.is_term(user[i])
         {
             reducible.insert(i);
         }
@@ -234,70 +235,129 @@ pub(crate) fn fuse_work(work: &mut Work<'_>, config: &FuseConfig, protected: &Fi
         max_height: config.max_height,
         max_depth_new_edges,
         max_depth: config.max_depth.unwrap_or(usize::MAX),
-        rename: config.rename_keys,
-        fused_trees: Vec::new(),
-        slot: vec![NONE; n_nodes],
+        edges: Vec::new(),
+        scratch: Vec::new(),
+        row: Vec::new(),
+        old_row: Vec::new(),
+        picks: Vec::new(),
+        absorbed_into: vec![NONE; n_nodes],
+        picking: FixedBitSet::with_capacity(n_nodes),
     };
-    if walk.rename {
-        walk.fused_trees.resize(n_nodes, None);
-    }
     walk.run();
     let Walk {
-        work, fused_trees, ..
+        work,
+        absorbed_into,
+        ..
     } = walk;
+    if config.rename_keys {
+        rename_fused(work, &absorbed_into, protected, config.drop_aliases);
+    }
+    work.compact();
+}
 
-    let mut aliases = FixedBitSet::with_capacity(n_nodes);
-    let mut any_alias = false;
-    // Names first (borrowing the keys), then the renames, in node order; a
-    // name already taken (by an earlier rename too) leaves its root as is.
-    let mut names: Vec<(u32, Key)> = Vec::new();
-    let mut cache = NameCache::default();
-    for (root, keys) in fused_trees.iter().enumerate() {
-        let Some(keys) = keys else { continue };
-        let (survivor, rest) = keys.split_last().expect("a fused tree holds its root");
-        debug_assert_eq!(*survivor as usize, root);
-        let name = fused_name_cached(
-            work.key(*survivor),
-            rest.iter().map(|&k| work.key(k)),
-            &mut cache,
-        );
-        if let Some(name) = name {
-            names.push((root as u32, name));
+/// Renames every task that absorbed others as dask names it, in node order;
+/// a name already taken (by an earlier rename too) leaves its task as is.
+fn rename_fused(
+    work: &mut Work<'_>,
+    absorbed_into: &[u32],
+    protected: &FixedBitSet,
+    drop_aliases: bool,
+) {
+    let n_nodes = absorbed_into.len();
+    // The task each absorbed task ended up in, and each such root's tasks,
+    // grouped (counting sort by root).
+    let mut root = absorbed_into.to_vec();
+    for node in 0..n_nodes {
+        if root[node] == NONE {
+            continue;
+        }
+        let mut top = root[node];
+        while root[top as usize] != NONE {
+            top = root[top as usize];
+        }
+        // Point the whole path at its root, so that each link is followed
+        // a bounded number of times.
+        let mut at = node as u32;
+        while root[at as usize] != top {
+            let next = root[at as usize];
+            root[at as usize] = top;
+            at = next;
         }
     }
-    drop(cache);
-    drop(fused_trees);
+    let mut start = vec![0_u32; n_nodes + 1];
+    for &r in &root {
+        if r != NONE {
+            start[r as usize + 1] += 1;
+        }
+    }
+    for i in 0..n_nodes {
+        start[i + 1] += start[i];
+    }
+    let mut members = vec![0_u32; start[n_nodes] as usize];
+    let mut fill = start.clone();
+    for (node, &r) in root.iter().enumerate() {
+        if r != NONE {
+            members[fill[r as usize] as usize] = node as u32;
+            fill[r as usize] += 1;
+        }
+    }
+    drop(fill);
+    drop(root);
+    // Names first (borrowing the keys), then the renames.
+    let mut names: Vec<(u32, Key)> = Vec::new();
+    let mut namer = Namer::default();
+    for r in 0..n_nodes {
+        let group = &members[start[r] as usize..start[r + 1] as usize];
+        if group.is_empty() {
+            continue;
+        }
+        let name = namer.fused_name(work.key(r as u32), group.iter().map(|&k| work.key(k)));
+        if let Some(name) = name {
+            names.push((r as u32, name));
+        }
+    }
+    drop(namer);
+    let mut aliases = FixedBitSet::with_capacity(n_nodes);
+    let mut any_alias = false;
     work.reserve_new(names.len());
     for (root, name) in names {
-        if !work.key_taken(&name) {
-            work.rename(root, name);
+        if work.try_rename(root, name).is_some() {
             aliases.insert(root as usize);
             any_alias = true;
         }
     }
-    if any_alias && config.drop_aliases {
+    if any_alias && drop_aliases {
         aliases.difference_with(protected);
         work.bypass_aliases(&aliases);
         for alias in aliases.ones() {
             work.kill(alias as u32);
         }
     }
-    work.compact();
 }
 
 impl Walk<'_, '_> {
-    /// The distinct non-reducible dependencies of a node, sorted.
-    fn own_edges(&self, node: u32) -> Vec<u32> {
-        let mut edges: Vec<u32> = self
-            .work
-            .deps(node)
-            .iter()
-            .copied()
-            .filter(|&d| !self.reducible.contains(d as usize))
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
-        edges
+    /// Pushes the distinct non-reducible dependencies of a node, sorted, on
+    /// the edge stack; returns how many.
+    fn push_own_edges(&mut self, node: u32) -> u32 {
+        let before = self.edges.len();
+        let reducible = &self.reducible;
+        self.edges.extend(
+            self.work
+                .deps(node)
+                .iter()
+                .copied()
+                .filter(|&d| !reducible.contains(d as usize)),
+        );
+        self.edges[before..].sort_unstable();
+        let mut n = 0;
+        for i in before..self.edges.len() {
+            if n == 0 || self.edges[before + n - 1] != self.edges[i] {
+                self.edges[before + n] = self.edges[i];
+                n += 1;
+            }
+        }
+        self.edges.truncate(before + n);
+        n as u32
     }
 
     /// Pushes the reducible children of `node` (each referenced only there,
@@ -314,17 +374,14 @@ impl Walk<'_, '_> {
         stack.len() - before
     }
 
-    fn leaf_info(&self, node: u32) -> Info {
+    fn leaf_info(&mut self, node: u32) -> Info {
         Info {
             node,
-            term: None,
-            row: None,
-            keys: if self.rename { vec![node] } else { Vec::new() },
             height: 1,
             width: 1.0,
             num_nodes: 1,
             fudge: 0,
-            edges: self.own_edges(node),
+            n_edges: self.push_own_edges(node),
             depth: 1,
         }
     }
@@ -352,27 +409,27 @@ impl Walk<'_, '_> {
                         child = *children_stack.last().expect("children were pushed");
                     }
                     children_stack.pop();
-                    info_stack.push(self.leaf_info(child));
+                    let info = self.leaf_info(child);
+                    info_stack.push(info);
                     continue;
                 }
                 children_stack.pop();
-                let edges = self.own_edges(parent);
                 let n_children = self
                     .work
                     .deps(parent)
                     .iter()
                     .filter(|&&d| self.reducible.contains(d as usize))
                     .count();
-                let infos = info_stack.split_off(info_stack.len() - n_children);
-                for info in &infos {
+                let first = info_stack.len() - n_children;
+                for info in &info_stack[first..] {
                     pending.set(info.node as usize, false);
                 }
                 let more = !children_stack.is_empty();
                 let pushed = if n_children == 1 {
-                    let info = infos.into_iter().next().expect("one child");
-                    self.single_child(parent, info, edges, more)
+                    let info = info_stack.pop().expect("one child");
+                    self.single_child(parent, info, more)
                 } else {
-                    self.many_children(parent, infos, edges, more)
+                    self.many_children(parent, &mut info_stack, first, more)
                 };
                 match pushed {
                     Some(info) => info_stack.push(info),
@@ -381,26 +438,50 @@ impl Walk<'_, '_> {
                 parent = self.user[parent as usize];
             }
             debug_assert!(info_stack.is_empty() && children_stack.is_empty());
+            debug_assert!(self.edges.is_empty());
         }
         debug_assert_eq!(pending.count_ones(..), 0);
     }
 
+    /// Replaces the top `n_children` edge lists (whose total length is
+    /// `children_len`) by the union of them and the parent's own edges;
+    /// returns (the union's length, the children's union's length, the
+    /// longest child list's length).
+    fn merge_edges(&mut self, parent: u32, lens: impl Iterator<Item = u32>) -> (u32, u32, u32) {
+        let mut total = 0_usize;
+        let mut longest = 0_u32;
+        for len in lens {
+            total += len as usize;
+            longest = longest.max(len);
+        }
+        let from = self.edges.len() - total;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&self.edges[from..]);
+        self.edges.truncate(from);
+        self.scratch.sort_unstable();
+        self.scratch.dedup();
+        let n_children_edges = self.scratch.len() as u32;
+        // The parent's own edges, pushed on top for the moment, merged in.
+        let n_own = self.push_own_edges(parent) as usize;
+        let own_from = self.edges.len() - n_own;
+        self.scratch.extend_from_slice(&self.edges[own_from..]);
+        self.edges.truncate(own_from);
+        self.scratch.sort_unstable();
+        self.scratch.dedup();
+        self.edges.extend_from_slice(&self.scratch);
+        (self.scratch.len() as u32, n_children_edges, longest)
+    }
+
     /// dask's single-child case. Returns the parent's info if the walk goes
-    /// on above it (`more`), else stores the result.
-    fn single_child(
-        &mut self,
-        parent: u32,
-        info: Info,
-        edges: Vec<u32>,
-        more: bool,
-    ) -> Option<Info> {
-        let nce = info.edges.len() as i64;
+    /// on above it (`more`).
+    fn single_child(&mut self, parent: u32, info: Info, more: bool) -> Option<Info> {
+        let nce = i64::from(info.n_edges);
         let mut fudge = info.fudge;
         if nce >= 1 && fudge > nce - 1 {
             fudge = nce - 1;
         }
-        let edges = union(&edges, &info.edges);
-        let no_new_edges = edges.len() as i64 == nce;
+        let (n_edges, _, _) = self.merge_edges(parent, std::iter::once(info.n_edges));
+        let no_new_edges = i64::from(n_edges) == nce;
         if !no_new_edges {
             fudge += 1;
         }
@@ -410,11 +491,7 @@ impl Walk<'_, '_> {
             && (no_new_edges || (height as f64) < self.max_depth_new_edges)
             && depth <= self.max_depth
         {
-            let mut keys = Vec::new();
-            let (term, row) = self.absorb(parent, vec![info], &mut keys);
-            if self.rename {
-                keys.push(parent);
-            }
+            self.absorb(parent, std::slice::from_ref(&info));
             if more {
                 let (height, num_nodes) = if no_new_edges {
                     (height, num_nodes)
@@ -423,46 +500,43 @@ impl Walk<'_, '_> {
                 };
                 return Some(Info {
                     node: parent,
-                    term: Some(term),
-                    row: Some(row),
-                    keys,
                     height,
                     width,
                     num_nodes,
                     fudge,
-                    edges,
+                    n_edges,
                     depth,
                 });
             }
-            self.store_root(parent, term, row, keys);
+            self.edges.clear();
             return None;
         }
-        self.restore(info);
         if more {
             fudge = fudge.min(self.ave_width_floor());
-            return Some(self.unfused_info(parent, width, fudge, edges));
+            return Some(self.unfused_info(parent, width, fudge, n_edges));
         }
+        self.edges.clear();
         None
     }
 
-    /// dask's case of two or more children.
+    /// dask's case of two or more children: the children's infos are
+    /// `info_stack[first..]`, which this takes off.
     fn many_children(
         &mut self,
         parent: u32,
-        infos: Vec<Info>,
-        edges: Vec<u32>,
+        info_stack: &mut Vec<Info>,
+        first: usize,
         more: bool,
     ) -> Option<Info> {
+        let infos = &info_stack[first..];
         let n_children = infos.len() as i64;
         let mut height = 1_u64;
         let mut width = 0.0_f64;
         let mut num_single_nodes = 0_u64;
         let mut num_nodes = 0_u64;
         let mut fudge = 0_i64;
-        let mut children_edges: Vec<u32> = Vec::new();
-        let mut max_num_edges = 0_i64;
         let mut depth = 0_usize;
-        for info in &infos {
+        for info in infos {
             depth = depth.max(info.depth);
             if info.height == 1 {
                 num_single_nodes += 1;
@@ -472,56 +546,49 @@ impl Walk<'_, '_> {
             width += info.width;
             num_nodes += info.num_nodes;
             fudge += info.fudge;
-            max_num_edges = max_num_edges.max(info.edges.len() as i64);
-            children_edges = union(&children_edges, &info.edges);
         }
-        let nce = children_edges.len() as i64;
+        let (n_edges, nce, max_num_edges) =
+            self.merge_edges(parent, infos.iter().map(|info| info.n_edges));
+        let (nce, max_num_edges) = (i64::from(nce), i64::from(max_num_edges));
         fudge += (n_children - 1).min((nce - max_num_edges).max(0));
         if nce >= 1 && fudge > nce - 1 {
             fudge = nce - 1;
         }
-        let edges = union(&edges, &children_edges);
-        let no_new_edges = edges.len() as i64 == nce;
+        let no_new_edges = i64::from(n_edges) == nce;
         if !no_new_edges {
             fudge += 1;
         }
-        if (num_nodes as i64 + fudge) as f64 / height as f64 <= self.ave_width
+        let fuses = (num_nodes as i64 + fudge) as f64 / height as f64 <= self.ave_width
             && num_single_nodes as f64 <= self.ave_width
             && width <= self.max_width
             && height as f64 <= self.max_height
             && (no_new_edges || (height as f64) < self.max_depth_new_edges)
-            && depth.saturating_add(1) <= self.max_depth
-        {
-            let mut keys = Vec::new();
-            let (term, row) = self.absorb(parent, infos, &mut keys);
-            if self.rename {
-                keys.push(parent);
-            }
+            && depth.saturating_add(1) <= self.max_depth;
+        if fuses {
+            self.absorb(parent, &info_stack[first..]);
+        }
+        info_stack.truncate(first);
+        if fuses {
             if more {
                 return Some(Info {
                     node: parent,
-                    term: Some(term),
-                    row: Some(row),
-                    keys,
                     height: height + 1,
                     width,
                     num_nodes: num_nodes + 1,
                     fudge,
-                    edges,
+                    n_edges,
                     depth: depth + 1,
                 });
             }
-            self.store_root(parent, term, row, keys);
+            self.edges.clear();
             return None;
-        }
-        for info in infos {
-            self.restore(info);
         }
         if more {
             let width = width.min(self.max_width);
             let fudge = fudge.min(self.ave_width_floor());
-            return Some(self.unfused_info(parent, width, fudge, edges));
+            return Some(self.unfused_info(parent, width, fudge, n_edges));
         }
+        self.edges.clear();
         None
     }
 
@@ -530,136 +597,51 @@ impl Walk<'_, '_> {
         (self.ave_width - 1.0).trunc() as i64
     }
 
-    fn unfused_info(&self, parent: u32, width: f64, fudge: i64, edges: Vec<u32>) -> Info {
+    fn unfused_info(&self, parent: u32, width: f64, fudge: i64, n_edges: u32) -> Info {
         Info {
             node: parent,
-            term: None,
-            row: None,
-            keys: if self.rename {
-                vec![parent]
-            } else {
-                Vec::new()
-            },
             height: 1,
             width,
             num_nodes: 1,
             fudge,
-            edges,
+            n_edges,
             depth: 1,
         }
     }
 
-    /// Puts a child that is not fused back, with its body. If it absorbed
-    /// others, it is the root of a fused tree, named after the walk.
-    fn restore(&mut self, info: Info) {
-        if let Some(term) = info.term {
-            let row = info.row.expect("a fused term has its row");
-            self.store_root(info.node, term, row, info.keys);
+    /// Substitutes the children's bodies into the parent's, removes the
+    /// children, and records where they went.
+    fn absorb(&mut self, parent: u32, infos: &[Info]) {
+        for info in infos {
+            self.picking.insert(info.node as usize);
         }
-    }
-
-    /// Stores the fused term of a root and remembers the keys fused into it.
-    fn store_root(&mut self, node: u32, term: Term, row: Vec<u32>, keys: Vec<u32>) {
-        self.store(node, term, row);
-        if self.rename {
-            self.fused_trees[node as usize] = Some(keys);
-        }
-    }
-
-    fn store(&mut self, node: u32, term: Term, row: Vec<u32>) {
-        self.work.put(node, Cow::Owned(Body::Term(term)));
-        self.work.set_deps(node, &row);
-    }
-
-    /// Substitutes the children's terms into the parent's and removes the
-    /// children; returns the parent's new term and references, and gathers the
-    /// children's fused keys into `keys`.
-    fn absorb(&mut self, parent: u32, infos: Vec<Info>, keys: &mut Vec<u32>) -> (Term, Vec<u32>) {
-        let mut terms: Vec<Option<(Term, Vec<u32>)>> = Vec::with_capacity(infos.len());
-        // Reuse the largest key list, so that a long chain costs O(n).
-        let largest = infos
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, info)| info.keys.len())
-            .map_or(0, |(i, _)| i);
-        for (i, info) in infos.into_iter().enumerate() {
-            self.slot[info.node as usize] = i as u32;
-            let term = match info.term {
-                Some(term) => term,
-                None => self.work.take_term(info.node),
-            };
-            let row = match info.row {
-                Some(row) => row,
-                None => self.work.deps(info.node).to_vec(),
-            };
-            if i == largest {
-                let mut own = info.keys;
-                own.append(keys);
-                *keys = own;
-            } else {
-                keys.extend_from_slice(&info.keys);
-            }
-            terms.push(Some((term, row)));
-        }
-        let old_row = self.work.deps(parent).to_vec();
-        let mut term = self.work.take_term(parent);
-        let mut row = Vec::with_capacity(old_row.len());
-        let mut pos = 0;
-        let slot = &self.slot;
-        for_each_ref_mut(&mut term, &mut |at| {
-            let dep = old_row[pos];
-            pos += 1;
-            let i = slot[dep as usize];
-            if i == NONE {
-                row.push(dep);
-            } else {
-                let (child, child_row) = terms[i as usize]
-                    .take()
-                    .expect("a reducible child is referenced once");
-                *at = child;
-                row.extend_from_slice(&child_row);
-            }
-        });
+        let mut old_row = std::mem::take(&mut self.old_row);
+        old_row.clear();
+        old_row.extend_from_slice(self.work.deps(parent));
+        self.row.clear();
+        self.picks.clear();
         for &dep in &old_row {
-            let i = self.slot[dep as usize];
-            if i != NONE {
-                self.slot[dep as usize] = NONE;
-                self.work.add_cost(parent, dep);
-                self.work.kill(dep);
+            if self.picking.contains(dep as usize) {
+                self.row.extend_from_slice(self.work.deps(dep));
+                self.picks.push(Some(self.work.body(dep)));
+            } else {
+                self.row.push(dep);
+                self.picks.push(None);
             }
         }
-        (term, row)
-    }
-}
-
-/// The union of two sorted, distinct lists.
-fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
-    if b.is_empty() {
-        return a.to_vec();
-    }
-    if a.is_empty() {
-        return b.to_vec();
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => {
-                out.push(a[i]);
-                i += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                out.push(b[j]);
-                j += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
+        let picks = &self.picks;
+        let work = &mut *self.work;
+        let body = work.substitute(work.body(parent), &old_row, &mut |i, _| picks[i]);
+        work.set(parent, body, &self.row);
+        // In the order the parent references them, as costs add up.
+        for &child in &old_row {
+            if self.picking.contains(child as usize) {
+                self.picking.set(child as usize, false);
+                self.absorbed_into[child as usize] = parent;
+                self.work.add_cost(parent, child);
+                self.work.kill(child);
             }
         }
+        self.old_row = old_row;
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }

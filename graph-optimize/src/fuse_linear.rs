@@ -1,10 +1,10 @@
 //! `fuse_linear`: chains of tasks with one dependent each become one task.
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Body, Key, TaskGraph};
+use graph_core::{Key, TaskGraph};
 
-use crate::names::fused_linear_name;
-use crate::work::{NONE, Work, for_each_ref_mut};
+use crate::names::fused_linear_name_of;
+use crate::work::{NONE, Work};
 use crate::{Dependencies, Error, Optimized};
 
 /// Options of [`fuse_linear`]. `Default` is dask's.
@@ -125,14 +125,11 @@ pub(crate) fn fuse_linear_work(
     let mut has_child = FixedBitSet::with_capacity(n_nodes);
     for child in work.alive_nodes() {
         let c = child as usize;
-        if uses[c] != 1
-            || protected.is_some_and(|keys| keys.contains(c))
-            || work.term(child).is_none()
-        {
+        if uses[c] != 1 || protected.is_some_and(|keys| keys.contains(c)) || !work.is_term(child) {
             continue;
         }
         let parent = user[c];
-        if work.deps(parent).len() == 1 && work.term(parent).is_some() {
+        if work.deps(parent).len() == 1 && work.is_term(parent) {
             parent_of[c] = parent;
             has_child.insert(parent as usize);
         }
@@ -179,28 +176,20 @@ pub(crate) fn fuse_linear_work(
         }
         let top = at;
         let row = work.deps(bottom).to_vec();
-        let mut val = work.take_term(bottom);
+        let mut val = work.body(bottom);
         for pair in chain.windows(2) {
             let (child, parent) = (pair[0], pair[1]);
-            let mut term = work.take_term(parent);
-            let mut moved = Some(val);
-            for_each_ref_mut(&mut term, &mut |slot| {
-                *slot = moved
-                    .take()
-                    .expect("a chain parent references its child once");
-            });
-            val = term;
+            let parent_row = [child];
+            val = work.substitute(work.body(parent), &parent_row, &mut |_, _| Some(val));
             work.add_cost(parent, child);
             dead.push(child);
         }
-        work.put(top, std::borrow::Cow::Owned(Body::Term(val)));
-        work.set_deps(top, &row);
+        work.set(top, val, &row);
         if config.rename_keys {
             // dask's renamer takes the chain from the top down.
-            let keys: Vec<Key> = chain.iter().rev().map(|&n| work.key(n).clone()).collect();
-            if let Some(name) = fused_linear_name(&keys) {
-                if !work.key_taken(&name) {
-                    work.rename(top, name);
+            let name = fused_linear_name_of(chain.iter().rev().map(|&n| work.key(n)));
+            if let Some(name) = name {
+                if work.try_rename(top, name).is_some() {
                     aliases.insert(top as usize);
                     any_alias = true;
                 }

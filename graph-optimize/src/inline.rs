@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Body, Key, Op, TaskGraph, Term};
+use graph_core::{Key, Op, TaskGraph, Term};
 
-use crate::work::{Work, for_each_ref_mut};
+use crate::work::{Kind, Slot, Work};
 use crate::{Dependencies, Error, Optimized};
 
 /// Substitutes the given tasks, and by default every constant, into the
@@ -42,8 +42,10 @@ use crate::{Dependencies, Error, Optimized};
 ///
 /// # Complexity
 ///
-/// O(V + R) time to find what to substitute, plus the size of the terms
-/// built (a value inlined into k tasks is copied k times).
+/// O(V + R) time to substitute: a substituted value is shared, not copied,
+/// until the output graph is built, which costs the size of its terms (a
+/// value inlined into k tasks is copied k times there, as dask's output
+/// holds it k times).
 ///
 /// # Example
 ///
@@ -76,12 +78,11 @@ pub fn inline(
 /// [`inline`] on a graph being optimized.
 pub(crate) fn inline_work(work: &mut Work<'_>, mut inlined: FixedBitSet, inline_constants: bool) {
     inlined.grow(work.node_count());
-    let nodes: Vec<u32> = work.alive_nodes().collect();
-    for &node in &nodes {
-        match work.body(node) {
-            Body::Opaque(_) => inlined.set(node as usize, false),
-            Body::Term(term) => {
-                if inline_constants && is_constant(term, work.deps(node).is_empty()) {
+    for node in work.alive_nodes() {
+        match work.kind(node) {
+            Kind::Opaque => inlined.set(node as usize, false),
+            kind => {
+                if inline_constants && is_constant(kind, work.deps(node).is_empty()) {
                     inlined.insert(node as usize);
                 }
             }
@@ -90,51 +91,74 @@ pub(crate) fn inline_work(work: &mut Work<'_>, mut inlined: FixedBitSet, inline_
     if inlined.is_clear() {
         return;
     }
-    let mut old_row = Vec::new();
-    let mut new_row = Vec::new();
-    for node in work.topological_order() {
-        if !work
-            .deps(node)
-            .iter()
-            .any(|&d| inlined.contains(d as usize))
-        {
-            continue;
-        }
-        let mut body = work.take(node);
-        if let Body::Term(term) = body.to_mut() {
-            old_row.clear();
-            old_row.extend_from_slice(work.deps(node));
-            new_row.clear();
-            let mut pos = 0;
-            for_each_ref_mut(term, &mut |slot| {
-                let dep = old_row[pos];
-                pos += 1;
-                if inlined.contains(dep as usize) {
-                    *slot = work
-                        .term(dep)
-                        .expect("opaque tasks are never inlined")
-                        .clone();
-                    new_row.extend_from_slice(work.deps(dep));
-                } else {
-                    new_row.push(dep);
-                }
-            });
-            work.put(node, body);
-            work.set_deps(node, &new_row);
-        } else {
-            work.put(node, body);
+    // An inlined task is expanded before the tasks that use it: first the
+    // inlined tasks, dependencies first, then every other task.
+    let order = work.topological_order_within(&inlined);
+    let mut scratch = Scratch::default();
+    for node in order {
+        substitute_inlined(work, node, &inlined, &mut scratch);
+    }
+    for node in 0..work.node_count() as u32 {
+        if work.is_alive(node) && !inlined.contains(node as usize) {
+            substitute_inlined(work, node, &inlined, &mut scratch);
         }
     }
     work.compact();
 }
 
+/// Buffers reused from task to task.
+#[derive(Default)]
+struct Scratch {
+    row: Vec<u32>,
+    new_row: Vec<u32>,
+    picks: Vec<Option<Slot>>,
+}
+
+/// Substitutes the inlined tasks `node` references (already expanded) into
+/// its body, unless it is opaque.
+fn substitute_inlined(
+    work: &mut Work<'_>,
+    node: u32,
+    inlined: &FixedBitSet,
+    scratch: &mut Scratch,
+) {
+    if !work
+        .deps(node)
+        .iter()
+        .any(|&d| inlined.contains(d as usize))
+        || !work.is_term(node)
+    {
+        return;
+    }
+    let Scratch {
+        row,
+        new_row,
+        picks,
+    } = scratch;
+    row.clear();
+    row.extend_from_slice(work.deps(node));
+    new_row.clear();
+    picks.clear();
+    for &dep in row.iter() {
+        if inlined.contains(dep as usize) {
+            new_row.extend_from_slice(work.deps(dep));
+            picks.push(Some(work.body(dep)));
+        } else {
+            new_row.push(dep);
+            picks.push(None);
+        }
+    }
+    let body = work.substitute(work.body(node), row, &mut |i, _| picks[i]);
+    work.set(node, body, new_row);
+}
+
 /// Whether dask's `inline` treats a body as a constant: an alias, a literal,
 /// or a list without references.
-fn is_constant(term: &Term, no_deps: bool) -> bool {
-    match term {
-        Term::Ref(_) | Term::Lit(_) => true,
-        Term::List(_) => no_deps,
-        Term::Call { .. } => false,
+fn is_constant(kind: Kind, no_deps: bool) -> bool {
+    match kind {
+        Kind::Ref | Kind::Lit | Kind::Null => true,
+        Kind::List => no_deps,
+        Kind::Call | Kind::Opaque => false,
     }
 }
 
@@ -167,9 +191,10 @@ fn is_constant(term: &Term, no_deps: bool) -> bool {
 ///
 /// # Complexity
 ///
-/// O(V + R + size of the terms) time, plus the size of the terms built, which
-/// is bounded: a task is inlined only while the term it expands to has at most
-/// [`MAX_INLINED_TERM`] nodes (dask has no bound; see there).
+/// O(V + R + size of the cheap tasks' terms) time, plus the size of the
+/// terms the output holds, which is bounded: a task is inlined only while
+/// the term it expands to has at most [`MAX_INLINED_TERM`] nodes (dask has
+/// no bound; see there).
 ///
 /// # Example
 ///
@@ -210,7 +235,7 @@ pub(crate) fn inline_functions_work(work: &mut Work<'_>, outputs: &FixedBitSet, 
     let mut has_dependent = FixedBitSet::with_capacity(n_nodes);
     let mut opaque_dependent = FixedBitSet::with_capacity(n_nodes);
     for node in work.alive_nodes() {
-        let opaque = matches!(work.body(node), Body::Opaque(_));
+        let opaque = !work.is_term(node);
         for &dep in work.deps(node) {
             has_dependent.insert(dep as usize);
             if opaque {
@@ -224,10 +249,10 @@ pub(crate) fn inline_functions_work(work: &mut Work<'_>, outputs: &FixedBitSet, 
         if outputs.contains(i) || !has_dependent.contains(i) || opaque_dependent.contains(i) {
             continue;
         }
-        if let Some(term @ Term::Call { .. }) = work.term(node) {
-            if all_ops(term, &mut |op| fast_ops.contains(op)) {
-                inlinable.insert(i);
-            }
+        if work.kind(node) == Kind::Call
+            && work.all_ops(work.body(node), &mut |op| fast_ops.contains(op))
+        {
+            inlinable.insert(i);
         }
     }
     if inlinable.is_clear() {
@@ -245,22 +270,25 @@ pub const MAX_INLINED_TERM: usize = 64;
 
 /// Keeps as tasks the inlinable tasks whose expanded term would exceed
 /// [`MAX_INLINED_TERM`] nodes. Without this, a chain of n cheap tasks becomes
-/// one term n calls deep, and building it copies O(n^2) nodes (dask shares
-/// the copies; owned terms cannot), which exhausts memory on long chains.
+/// one term n calls deep, which recursive code (dropping, writing, running
+/// it) cannot take for long chains, and whose copies, where it is used more
+/// than once, take memory quadratic in n.
 fn cap_expansion(work: &Work<'_>, inlinable: &mut FixedBitSet) {
     let mut expanded = vec![0_usize; work.node_count()];
-    for node in work.topological_order() {
-        let Some(term) = work.term(node) else {
-            continue;
-        };
+    let mut memo = Vec::new();
+    // Only the inlinable tasks' sizes matter, and only through inlinable
+    // dependencies.
+    for node in work.topological_order_within(inlinable) {
         let extra: usize = work
             .deps(node)
             .iter()
             .filter(|&&dep| inlinable.contains(dep as usize))
             .map(|&dep| expanded[dep as usize].saturating_sub(1))
             .sum();
-        let size = term.size().saturating_add(extra);
-        if size > MAX_INLINED_TERM && inlinable.contains(node as usize) {
+        let size = work
+            .size_of(work.body(node), &mut memo)
+            .saturating_add(extra);
+        if size > MAX_INLINED_TERM {
             inlinable.set(node as usize, false);
         }
         expanded[node as usize] = size;

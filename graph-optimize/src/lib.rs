@@ -36,6 +36,8 @@ mod deps;
 mod error;
 mod fuse;
 mod fuse_linear;
+#[doc(hidden)]
+pub mod fuzz;
 mod inline;
 mod names;
 mod optimize;

@@ -113,9 +113,17 @@ fn split_name(s: &str) -> Option<String> {
 /// assert_eq!(fused_linear_name(&chain), Some(Key::from("z-y-x-w")));
 /// ```
 pub fn fused_linear_name(chain: &[Key]) -> Option<Key> {
-    let (survivor, rest) = chain.split_first()?;
+    fused_linear_name_of(chain.iter())
+}
+
+/// [`fused_linear_name`] of the chain's keys, the survivor first.
+pub(crate) fn fused_linear_name_of<'k>(
+    chain: impl DoubleEndedIterator<Item = &'k Key>,
+) -> Option<Key> {
+    let mut chain = chain;
+    let survivor = chain.next()?;
     let mut name = String::new();
-    for key in rest.iter().rev() {
+    for key in chain.rev() {
         name.push_str(&key_split(key));
         name.push('-');
     }
@@ -155,61 +163,86 @@ pub(crate) fn fused_name_of<'k>(
     survivor: &'k Key,
     rest: impl Iterator<Item = &'k Key>,
 ) -> Option<Key> {
-    fused_name_cached(survivor, rest, &mut NameCache::default())
+    Namer::default().fused_name(survivor, rest)
 }
 
-/// [`key_split`] results by raw name, shared by the many names one pass
-/// builds.
-pub(crate) type NameCache<'k> = FxHashMap<&'k str, String>;
+/// [`fused_name`] for the many names one pass builds: [`key_split`] results
+/// are cached by raw name, and scratch space is reused.
+#[derive(Default)]
+pub(crate) struct Namer<'k> {
+    /// Split names, by raw name.
+    cache: FxHashMap<&'k str, u32>,
+    splits: Vec<String>,
+    /// Scratch: the absorbed keys' raw names, then their split names' ids.
+    raw: Vec<&'k str>,
+    ids: Vec<u32>,
+}
 
-/// [`fused_name_of`] with a cache of split names. Sorts and dedups the raw
-/// names before splitting them, so that a million tasks named alike cost a
-/// million comparisons, not a million allocations.
-pub(crate) fn fused_name_cached<'k>(
-    survivor: &'k Key,
-    rest: impl Iterator<Item = &'k Key>,
-    cache: &mut NameCache<'k>,
-) -> Option<Key> {
-    let valid = match survivor {
-        Key::Str(_) => true,
-        Key::Tuple(parts) => matches!(parts.first(), Some(Key::Str(_))),
-        Key::Int(_) | Key::Float(_) => false,
-    };
-    if !valid {
-        return None;
-    }
-    // `None` stands for a key without a string name, which splits to `Other`.
-    let mut raw: Vec<Option<&'k str>> = std::iter::once(raw_name(survivor))
-        .chain(rest.map(raw_name))
-        .collect();
-    for name in raw.iter().flatten() {
-        cache
-            .entry(name)
-            .or_insert_with(|| split_name(name).unwrap_or_else(|| "Other".to_owned()));
-    }
-    let split = |name: Option<&'k str>| -> &str {
-        match name {
-            Some(name) => &cache[name],
-            None => "Other",
+impl<'k> Namer<'k> {
+    /// The split name of a raw name, by id.
+    fn split_id(&mut self, name: &'k str) -> u32 {
+        if let Some(&id) = self.cache.get(name) {
+            return id;
         }
-    };
-    let own = split(raw[0]);
-    raw.remove(0);
-    raw.sort_unstable();
-    raw.dedup();
-    let mut names: Vec<&str> = raw
-        .into_iter()
-        .map(split)
-        .filter(|name| *name != own)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    let mut name = String::new();
-    for part in &names {
-        name.push_str(part);
-        name.push('-');
+        let id = self.splits.len() as u32;
+        self.splits
+            .push(split_name(name).unwrap_or_else(|| "Other".to_owned()));
+        self.cache.insert(name, id);
+        id
     }
-    with_survivor(survivor, name, Some(MAX_FUSED_KEY_LENGTH))
+
+    /// [`fused_name`] of a survivor and the keys it absorbed. Sorts and
+    /// dedups the raw names before splitting them, so that a million tasks
+    /// named alike cost a million comparisons, not a million allocations.
+    pub(crate) fn fused_name(
+        &mut self,
+        survivor: &'k Key,
+        rest: impl Iterator<Item = &'k Key>,
+    ) -> Option<Key> {
+        let own = match survivor {
+            Key::Str(s) => self.split_id(s),
+            Key::Tuple(parts) => match parts.first() {
+                Some(Key::Str(s)) => self.split_id(s),
+                _ => return None,
+            },
+            Key::Int(_) | Key::Float(_) => return None,
+        };
+        // Keys without a string name split to `Other`.
+        let mut other = false;
+        self.raw.clear();
+        for key in rest {
+            match raw_name(key) {
+                Some(name) => self.raw.push(name),
+                None => other = true,
+            }
+        }
+        // Runs of one name are common (a chain of like tasks): drop them
+        // before sorting.
+        self.raw.dedup();
+        self.raw.sort_unstable();
+        self.raw.dedup();
+        self.ids.clear();
+        for i in 0..self.raw.len() {
+            let id = self.split_id(self.raw[i]);
+            if id != own {
+                self.ids.push(id);
+            }
+        }
+        let splits = &self.splits;
+        let mut names: Vec<&str> = self.ids.iter().map(|&id| &*splits[id as usize]).collect();
+        if other && splits[own as usize] != "Other" {
+            names.push("Other");
+        }
+        names.retain(|name| *name != splits[own as usize]);
+        names.sort_unstable();
+        names.dedup();
+        let mut name = String::new();
+        for part in &names {
+            name.push_str(part);
+            name.push('-');
+        }
+        with_survivor(survivor, name, Some(MAX_FUSED_KEY_LENGTH))
+    }
 }
 
 /// The string [`key_split`] looks at: the key, or a tuple's first part,

@@ -169,8 +169,9 @@ impl fmt::Display for PassReport {
 ///
 /// # Complexity
 ///
-/// The sum of the passes': O(V + R) each plus the size of the terms they
-/// build (see each pass).
+/// The sum of the passes': O(V + R) each (see each pass); plus, once,
+/// resolving the references and building the output, O(V + R + size of the
+/// output's terms).
 ///
 /// # Example
 ///
@@ -189,12 +190,17 @@ impl fmt::Display for PassReport {
 /// ```
 pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(Optimized, Report), Error> {
     let started = Instant::now();
-    let work = Work::new(graph, None)?;
-    run(work, config, started)
+    let mut work = Work::new(graph, None)?;
+    let mut report = run(&mut work, config)?;
+    let optimized = work.finish()?;
+    report.tasks_after = optimized.graph.len();
+    report.total = started.elapsed();
+    Ok((optimized, report))
 }
 
-/// [`optimize`] on a graph it may take apart: the task bodies are moved,
-/// not copied, into the pipeline, which saves copying every term (the
+/// [`optimize`] on a graph it may take apart: the keys and task bodies are
+/// moved, not copied, into the output (a body used in several places is
+/// copied for all but one), which saves copying every key and term (the
 /// largest cost of a pipeline that changes few tasks). For a caller that no
 /// longer needs its input, such as the CLI.
 ///
@@ -204,7 +210,7 @@ pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(Optimized
 ///
 /// # Complexity
 ///
-/// As [`optimize`], less one copy of every term.
+/// As [`optimize`], less a copy of every key and term kept.
 ///
 /// # Example
 ///
@@ -223,23 +229,28 @@ pub fn optimize_owned(
     config: &OptimizeConfig,
 ) -> Result<(Optimized, Report), Error> {
     let started = Instant::now();
-    let dependencies = crate::Dependencies::of(&graph)?;
+    let resolved = crate::deps::resolve(&graph)?;
     let bodies: Vec<Body> = (0..graph.len())
         .map(|i| {
             let task = graph.task_mut(NodeId::new(i));
             std::mem::replace(&mut task.body, Body::Opaque(Vec::new()))
         })
         .collect();
-    let work = Work::from_parts(&graph, dependencies, bodies);
-    run(work, config, started)
+    let (plan, mut report) = {
+        let mut work = Work::from_parts(&graph, resolved, Some(bodies));
+        let report = run(&mut work, config)?;
+        let plan = work.into_plan();
+        (plan, report)
+    };
+    let optimized = plan.build(graph.into_tasks().map(|(key, _)| key))?;
+    report.tasks_after = optimized.graph.len();
+    report.total = started.elapsed();
+    Ok((optimized, report))
 }
 
-/// Runs the configured passes over `work` and builds the output.
-fn run(
-    mut work: Work<'_>,
-    config: &OptimizeConfig,
-    started: Instant,
-) -> Result<(Optimized, Report), Error> {
+/// Runs the configured passes over `work`; the report lacks the output's
+/// size and the total time.
+fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
     let tasks_before = work.len();
     // Requested keys are resolved to node ids once; a node keeps its id
     // through every pass (a renamed task becomes an alias, in place).
@@ -248,7 +259,7 @@ fn run(
             .iter()
             .map(|key| work.require(key))
             .collect::<Result<_, Error>>()?,
-        None => leaves(&work),
+        None => leaves(work),
     };
     let mut requested_set = FixedBitSet::with_capacity(work.node_count());
     requested_set.extend(requested.iter().map(|&n| n as usize));
@@ -266,13 +277,13 @@ fn run(
         let pass_started = Instant::now();
         let tasks_before = work.len();
         match pass {
-            Pass::Cull => cull_work(&mut work, &requested),
+            Pass::Cull => cull_work(work, &requested),
             Pass::Inline => {
-                inline_work(&mut work, inline_set.clone(), config.inline_constants);
-                cull_work(&mut work, &requested);
+                inline_work(work, inline_set.clone(), config.inline_constants);
+                cull_work(work, &requested);
             }
             Pass::InlineFunctions => {
-                inline_functions_work(&mut work, &requested_set, &config.fast_ops);
+                inline_functions_work(work, &requested_set, &config.fast_ops);
             }
             Pass::FuseLinear | Pass::Fuse => {
                 // Protect the requested keys, and those of the user's fuse
@@ -281,7 +292,7 @@ fn run(
                 protect.intersect_with(work.alive());
                 protect.union_with(&requested_set);
                 if pass == Pass::Fuse {
-                    fuse_work(&mut work, &config.fuse, &protect);
+                    fuse_work(work, &config.fuse, &protect);
                 } else {
                     let linear = FuseLinearConfig {
                         keys: None,
@@ -289,7 +300,7 @@ fn run(
                         drop_aliases: config.fuse.drop_aliases,
                         max_depth: config.fuse.max_depth,
                     };
-                    fuse_linear_work(&mut work, &linear, Some(&protect));
+                    fuse_linear_work(work, &linear, Some(&protect));
                 }
             }
         }
@@ -300,10 +311,7 @@ fn run(
             time: pass_started.elapsed(),
         });
     }
-    let optimized = work.finish()?;
-    report.tasks_after = optimized.graph.len();
-    report.total = started.elapsed();
-    Ok((optimized, report))
+    Ok(report)
 }
 
 /// The tasks no task depends on, in node order.

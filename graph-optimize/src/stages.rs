@@ -2,12 +2,10 @@
 //! and each partition's narrow work within a stage is coalesced into one
 //! task, as Spark and BNDL plan stages and Mars fuses chains.
 
-use std::borrow::Cow;
-
 use fixedbitset::FixedBitSet;
-use graph_core::{Body, Key, NodeId, Op, TaskGraph, Term};
+use graph_core::{Key, NodeId, Op, TaskGraph};
 
-use crate::work::{NONE, Work, for_each_ref_mut};
+use crate::work::{NONE, Slot, Work};
 use crate::{Error, Optimized};
 
 /// Which dependencies are wide, and which keys must stay tasks.
@@ -139,9 +137,9 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
         wide_edges.push((from, to));
     }
     wide_edges.sort_unstable();
-    let wide_op = |node: u32| match work.term(node) {
-        Some(Term::Call { op, .. }) => config.wide_ops.contains(op),
-        _ => false,
+    let wide_op = |node: u32| {
+        work.top_op(node)
+            .is_some_and(|op| config.wide_ops.contains(op))
     };
     let is_wide = |from: u32, to: u32, all_wide: bool| {
         all_wide || (!wide_edges.is_empty() && wide_edges.binary_search(&(from, to)).is_ok())
@@ -174,8 +172,8 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
             && !keep.contains(i)
             && stage[i] == stage[parent as usize]
             && !is_wide(node, parent, wide_op(parent))
-            && work.term(node).is_some()
-            && work.term(parent).is_some()
+            && work.is_term(node)
+            && work.is_term(parent)
             && depth[i] < max_depth
         {
             joins.insert(i);
@@ -263,8 +261,8 @@ pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized,
         let parent = user[node];
         let fits = uses[node] == 1
             && plan.task.get(parent as usize) == Some(&plan.task[node])
-            && work.term(node as u32).is_some()
-            && work.term(parent).is_some();
+            && work.is_term(node as u32)
+            && work.is_term(parent);
         if !fits {
             return Err(Error::PlanMismatch {
                 key: work.key(node as u32).clone(),
@@ -274,42 +272,32 @@ pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized,
     }
     let mut old_row = Vec::new();
     let mut row = Vec::new();
+    let mut picks: Vec<Option<Slot>> = Vec::new();
     for node in work.topological_order() {
-        if !work.deps(node).iter().any(|&d| joins.contains(d as usize)) {
+        if !work.deps(node).iter().any(|&d| joins.contains(d as usize)) || !work.is_term(node) {
             continue;
         }
-        let Some(_) = work.term(node) else { continue };
         old_row.clear();
         old_row.extend_from_slice(work.deps(node));
-        let mut children: Vec<Option<(Term, Vec<u32>)>> = old_row
-            .iter()
-            .map(|&d| {
-                joins
-                    .contains(d as usize)
-                    .then(|| (work.take_term(d), work.deps(d).to_vec()))
-            })
-            .collect();
-        let mut term = work.take_term(node);
         row.clear();
-        let mut pos = 0;
-        for_each_ref_mut(&mut term, &mut |slot| {
-            match children[pos].take() {
-                Some((child, child_row)) => {
-                    *slot = child;
-                    row.extend_from_slice(&child_row);
-                }
-                None => row.push(old_row[pos]),
+        picks.clear();
+        for &dep in &old_row {
+            if joins.contains(dep as usize) {
+                row.extend_from_slice(work.deps(dep));
+                picks.push(Some(work.body(dep)));
+            } else {
+                row.push(dep);
+                picks.push(None);
             }
-            pos += 1;
-        });
+        }
+        let body = work.substitute(work.body(node), &old_row, &mut |i, _| picks[i]);
+        work.set(node, body, &row);
         for &dep in &old_row {
             if joins.contains(dep as usize) {
                 work.add_cost(node, dep);
                 work.kill(dep);
             }
         }
-        work.put(node, Cow::Owned(Body::Term(term)));
-        work.set_deps(node, &row);
     }
     work.compact();
     work.finish()

@@ -1,29 +1,102 @@
-//! `Work`: the dense state every pass runs over. Bodies are borrowed from the
-//! input graph until a pass changes them, references are node ids in one
-//! arena, and the output graph is built once, at the end of a pipeline.
-
-use std::borrow::Cow;
+//! `Work`: the dense state every pass runs over. Task bodies stay where they
+//! are (in the input graph, or moved out of it once) and are never copied
+//! while passes run: a changed body is an expression in an arena that
+//! shares its parts, references are node ids, and the output graph is built
+//! once, at the end of a pipeline, by materializing each body.
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Body, Key, NodeId, Task, TaskGraph, Term};
+use graph_core::{Body, Key, NodeId, Op, Task, TaskGraph, Term, Value};
 use indexmap::IndexSet;
 use rayon::prelude::*;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 
-use crate::{Dependencies, Error};
+use crate::deps::Resolved;
+use crate::{Dependencies, Error, Optimized};
 
 /// "No node" in dense `u32` slots.
 pub(crate) const NONE: u32 = u32::MAX;
+
+/// A body, or a part of one, in the work state.
+///
+/// Every pass only ever replaces references: by another task's body (inline,
+/// fuse) or by a reference to another task (renaming, dropping aliases). So a
+/// body is always a source body whose references have been replaced, and a
+/// replacement is itself such a body: sharing these is what keeps passes
+/// from copying terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A reference to the result of a node (an alias, as a whole body).
+    Ref(u32),
+    /// The body of source node `m`, with its own references.
+    Src(u32),
+    /// An expression of the arena.
+    Expr(u32),
+}
+
+/// A source body with its references replaced by slots.
+#[derive(Clone, Copy, Debug)]
+struct Expr {
+    /// The source node whose body gives the shape.
+    base: u32,
+    /// Its slots are `slots[start..start + n]`, one per reference of the
+    /// base body, in preorder (`n` is the base's reference count).
+    start: u32,
+    /// How many references the expression holds once expanded.
+    n_refs: u32,
+}
+
+/// The outermost shape of a body, which most passes decide on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An opaque task.
+    Opaque,
+    /// A bare reference: an alias.
+    Ref,
+    /// The literal `None`.
+    Null,
+    /// Any other literal.
+    Lit,
+    /// A call.
+    Call,
+    /// A list.
+    List,
+}
+
+impl Kind {
+    /// The shape of a source body.
+    pub(crate) fn of(body: &Body) -> Kind {
+        match body {
+            Body::Opaque(_) => Kind::Opaque,
+            Body::Term(Term::Ref(_)) => Kind::Ref,
+            Body::Term(Term::Lit(Value::Null)) => Kind::Null,
+            Body::Term(Term::Lit(_)) => Kind::Lit,
+            Body::Term(Term::Call { .. }) => Kind::Call,
+            Body::Term(Term::List(_)) => Kind::List,
+        }
+    }
+}
 
 /// A graph being optimized. Node ids `0..n_src` are the input's tasks; ids
 /// past that are tasks a pass created (renamed fused tasks). Invariants: the
 /// graph is acyclic, and an alive task references only alive tasks.
 pub(crate) struct Work<'g> {
     src: &'g TaskGraph,
+    /// The input's bodies when they were moved out of it (`src`'s are then
+    /// placeholders).
+    owned: Option<Vec<Body>>,
     n_src: usize,
+    /// The references of each source body, in preorder, are
+    /// `arena[src_refs[m]..src_refs[m + 1]]`: the arena starts with them,
+    /// and that part of it never changes.
+    src_refs: Vec<u32>,
+    /// The shape of each source body.
+    kinds: Vec<Kind>,
     /// The keys of the tasks passes created, in node order from `n_src`.
     new_keys: IndexSet<Key, FxBuildHasher>,
-    bodies: Vec<Cow<'g, Body>>,
+    body: Vec<Slot>,
+    exprs: Vec<Expr>,
+    slots: Vec<Slot>,
+    /// Each node's size and cost; empty when no input task has one.
     sizes: Vec<Option<u64>>,
     costs: Vec<Option<f64>>,
     alive: FixedBitSet,
@@ -33,97 +106,134 @@ pub(crate) struct Work<'g> {
     arena: Vec<u32>,
     /// The task a node's body moved to when it was renamed (it became an alias).
     renamed_to: Vec<u32>,
+    /// The names of the input's keys, once renames need them, and how many
+    /// keys were looked up before.
+    heads: Option<Heads<'g>>,
+    lookups: u32,
 }
 
-/// A body that owns nothing, left behind while a body is being rewritten.
-fn placeholder<'g>() -> Cow<'g, Body> {
-    Cow::Owned(Body::Opaque(Vec::new()))
+/// The strings that name the input's keys (a string key, or a tuple's first
+/// string): a new name whose string is not among them is no input key, so
+/// most new names need no lookup in the input graph. Gathered in parallel,
+/// and given up on (every name is looked up) when there are many.
+struct Heads<'g> {
+    names: Option<FxHashSet<&'g str>>,
+}
+
+impl<'g> Heads<'g> {
+    /// The most distinct names worth a set.
+    const MAX: usize = 1 << 12;
+
+    fn of(graph: &'g TaskGraph) -> Heads<'g> {
+        let keys: Vec<&'g Key> = graph.keys().collect();
+        let names = keys
+            .par_chunks(8192)
+            .map(|keys| {
+                let mut set = FxHashSet::default();
+                // A key without a string cannot equal a new name, which has one.
+                for name in keys.iter().filter_map(|key| head(key)) {
+                    set.insert(name);
+                    if set.len() > Heads::MAX {
+                        return None;
+                    }
+                }
+                Some(set)
+            })
+            .try_reduce(FxHashSet::default, |mut a, b| {
+                a.extend(b);
+                (a.len() <= Heads::MAX).then_some(a)
+            });
+        Heads { names }
+    }
+
+    /// Whether an input key might equal `key`.
+    fn may_hold(&self, key: &Key) -> bool {
+        match (&self.names, head(key)) {
+            (Some(names), Some(name)) => names.contains(name),
+            _ => true,
+        }
+    }
+}
+
+/// The string naming a key: itself, or a tuple's first part's, recursively;
+/// `None` for numbers and empty tuples.
+fn head(key: &Key) -> Option<&str> {
+    match key {
+        Key::Str(s) => Some(s),
+        Key::Tuple(parts) => parts.first().and_then(head),
+        Key::Int(_) | Key::Float(_) => None,
+    }
 }
 
 impl<'g> Work<'g> {
     /// Resolves the graph's references (or takes `deps`, checked against the
     /// bodies) and checks that the graph is acyclic.
     pub(crate) fn new(src: &'g TaskGraph, deps: Option<&Dependencies>) -> Result<Work<'g>, Error> {
-        let n = src.len();
-        let owned;
-        // Dependencies from the graph's topology are known to be acyclic;
-        // those handed in are checked.
-        let (deps, checked) = match deps {
+        let work = match deps {
             Some(deps) => {
-                check_dependencies(src, deps)?;
-                (deps, false)
+                let work = Work::from_parts(src, crate::deps::check(src, deps)?, None);
+                // Dependencies handed in are checked; those from the graph's
+                // topology are known to be acyclic.
+                work.check_acyclic()?;
+                work
             }
-            None => {
-                owned = Dependencies::of(src)?;
-                (&owned, true)
-            }
+            None => Work::from_parts(src, crate::deps::resolve(src)?, None),
         };
-        let arena: Vec<u32> = deps.targets.iter().map(|node| node.as_u32()).collect();
-        let rows = deps
-            .offsets
-            .windows(2)
-            .map(|w| (w[0], w[1] - w[0]))
-            .collect();
-        let mut alive = FixedBitSet::with_capacity(n);
-        alive.insert_range(..);
-        let work = Work {
-            src,
-            n_src: n,
-            new_keys: IndexSet::default(),
-            bodies: src
-                .iter()
-                .map(|(_, task)| Cow::Borrowed(&task.body))
-                .collect(),
-            sizes: src.iter().map(|(_, task)| task.size).collect(),
-            costs: src.iter().map(|(_, task)| task.cost).collect(),
-            alive,
-            n_alive: n,
-            rows,
-            arena,
-            renamed_to: vec![NONE; n],
-        };
-        if !checked {
-            work.check_acyclic()?;
-        }
         Ok(work)
     }
 
-    /// A work graph over `src`'s keys with bodies the caller moved out of it
-    /// (`src`'s own bodies are then placeholders) and its dependencies, which
-    /// `Dependencies::of` computed before the bodies were moved: acyclic.
+    /// A work graph over `src`'s keys, resolved (and acyclic), with the
+    /// bodies the caller moved out of it, if it did (`src`'s own bodies are
+    /// then placeholders).
     pub(crate) fn from_parts(
         src: &'g TaskGraph,
-        deps: Dependencies,
-        bodies: Vec<Body>,
+        resolved: Resolved,
+        owned: Option<Vec<Body>>,
     ) -> Work<'g> {
         let n = src.len();
-        debug_assert_eq!(bodies.len(), n);
-        let arena: Vec<u32> = deps.targets.iter().map(|node| node.as_u32()).collect();
-        let rows = deps
-            .offsets
-            .windows(2)
-            .map(|w| (w[0], w[1] - w[0]))
-            .collect();
+        debug_assert!(owned.as_ref().is_none_or(|bodies| bodies.len() == n));
+        let Resolved {
+            deps: Dependencies { offsets, targets },
+            kinds,
+            sizes,
+            costs,
+        } = resolved;
+        let arena: Vec<u32> = targets.into_iter().map(NodeId::as_u32).collect();
+        // Room for the tasks passes may add (untouched room costs nothing).
+        let mut rows = Vec::with_capacity(2 * n);
+        rows.extend(offsets.windows(2).map(|w| (w[0], w[1] - w[0])));
+        let mut body = Vec::with_capacity(2 * n);
+        body.extend((0..n as u32).map(Slot::Src));
+        let mut renamed_to = Vec::with_capacity(2 * n);
+        renamed_to.resize(n, NONE);
         let mut alive = FixedBitSet::with_capacity(n);
         alive.insert_range(..);
         Work {
             src,
+            owned,
             n_src: n,
+            src_refs: offsets,
+            arena,
+            kinds,
             new_keys: IndexSet::default(),
-            bodies: bodies.into_iter().map(Cow::Owned).collect(),
-            sizes: src.iter().map(|(_, task)| task.size).collect(),
-            costs: src.iter().map(|(_, task)| task.cost).collect(),
+            body,
+            // Room for the expressions passes build, reserved once.
+            exprs: Vec::with_capacity(n),
+            slots: Vec::with_capacity(2 * n),
+            sizes,
+            costs,
             alive,
             n_alive: n,
             rows,
-            arena,
-            renamed_to: vec![NONE; n],
+            renamed_to,
+            heads: None,
+            lookups: 0,
         }
     }
 
     /// Every node id, dead ones included.
     pub(crate) fn node_count(&self) -> usize {
-        self.bodies.len()
+        self.body.len()
     }
 
     /// The number of alive tasks.
@@ -153,19 +263,164 @@ impl<'g> Work<'g> {
         }
     }
 
-    pub(crate) fn body(&self, node: u32) -> &Body {
-        &self.bodies[node as usize]
+    /// The body of source node `m`.
+    fn src_body(&self, m: u32) -> &Body {
+        match &self.owned {
+            Some(bodies) => &bodies[m as usize],
+            None => &self.src.task(NodeId::from_u32(m)).body,
+        }
     }
 
-    /// The term of a node, unless it is opaque.
-    pub(crate) fn term(&self, node: u32) -> Option<&Term> {
-        self.bodies[node as usize].term()
+    /// The body of input task `m` as the input graph holds it.
+    fn graph_body(&self, m: u32) -> &'g Body {
+        &self.src.task(NodeId::from_u32(m)).body
     }
 
-    /// Every reference of `node`, in preorder, repeats included.
-    pub(crate) fn deps(&self, node: u32) -> &[u32] {
-        let (start, len) = self.rows[node as usize];
-        &self.arena[start as usize..(start + len) as usize]
+    /// The references of source body `m` as it was read.
+    fn src_targets_of(&self, m: u32) -> &[u32] {
+        &self.arena[self.src_refs[m as usize] as usize..self.src_refs[m as usize + 1] as usize]
+    }
+
+    /// The number of references source body `m` holds.
+    fn src_ref_count(&self, m: u32) -> u32 {
+        self.src_refs[m as usize + 1] - self.src_refs[m as usize]
+    }
+
+    /// A node's body.
+    pub(crate) fn body(&self, node: u32) -> Slot {
+        self.body[node as usize]
+    }
+
+    /// The outermost shape of a body.
+    pub(crate) fn kind_of(&self, mut slot: Slot) -> Kind {
+        loop {
+            let base = match slot {
+                Slot::Ref(_) => return Kind::Ref,
+                Slot::Src(m) => return self.kinds[m as usize],
+                Slot::Expr(e) => self.exprs[e as usize],
+            };
+            match self.kinds[base.base as usize] {
+                // A source alias whose reference was replaced is what replaced it.
+                Kind::Ref => slot = self.slots[base.start as usize],
+                kind => return kind,
+            }
+        }
+    }
+
+    /// The outermost shape of a node's body.
+    pub(crate) fn kind(&self, node: u32) -> Kind {
+        self.kind_of(self.body[node as usize])
+    }
+
+    /// Whether a node's body is a term (not opaque).
+    pub(crate) fn is_term(&self, node: u32) -> bool {
+        self.kind(node) != Kind::Opaque
+    }
+
+    /// The op of a node whose body is a call.
+    pub(crate) fn top_op(&self, node: u32) -> Option<&Op> {
+        let mut slot = self.body[node as usize];
+        let base = loop {
+            match slot {
+                Slot::Ref(_) => return None,
+                Slot::Src(m) => break m,
+                Slot::Expr(e) => {
+                    let expr = self.exprs[e as usize];
+                    if self.kinds[expr.base as usize] == Kind::Ref {
+                        slot = self.slots[expr.start as usize];
+                    } else {
+                        break expr.base;
+                    }
+                }
+            }
+        };
+        match self.src_body(base) {
+            Body::Term(Term::Call { op, .. }) => Some(op),
+            _ => None,
+        }
+    }
+
+    /// The slots of an expression.
+    fn expr_slots(&self, e: u32) -> &[Slot] {
+        let expr = self.exprs[e as usize];
+        let n = self.src_ref_count(expr.base) as usize;
+        &self.slots[expr.start as usize..expr.start as usize + n]
+    }
+
+    /// How many references a body holds once expanded.
+    fn n_refs(&self, slot: Slot) -> u32 {
+        match slot {
+            Slot::Ref(_) => 1,
+            Slot::Src(m) => self.src_ref_count(m),
+            Slot::Expr(e) => self.exprs[e as usize].n_refs,
+        }
+    }
+
+    /// Calls `f` on every op called anywhere in a body, expanded; stops at
+    /// the first `false`, which it returns.
+    pub(crate) fn all_ops(&self, slot: Slot, f: &mut impl FnMut(&Op) -> bool) -> bool {
+        let (base, slots) = match slot {
+            Slot::Ref(_) => return true,
+            Slot::Src(m) => (m, &[][..]),
+            Slot::Expr(e) => (self.exprs[e as usize].base, self.expr_slots(e)),
+        };
+        match self.src_body(base) {
+            Body::Term(term) => self.term_ops(term, slots, &mut 0, f),
+            Body::Opaque(_) => true,
+        }
+    }
+
+    /// [`Work::all_ops`] over a source term whose references are replaced
+    /// by `slots`, if any, from `slots[*pos]` on.
+    fn term_ops(
+        &self,
+        term: &Term,
+        slots: &[Slot],
+        pos: &mut usize,
+        f: &mut impl FnMut(&Op) -> bool,
+    ) -> bool {
+        match term {
+            Term::Lit(_) => true,
+            Term::Ref(_) => {
+                *pos += 1;
+                slots
+                    .get(*pos - 1)
+                    .is_none_or(|&slot| self.all_ops(slot, f))
+            }
+            Term::Call { op, args } => {
+                f(op) && args.iter().all(|arg| self.term_ops(arg, slots, pos, f))
+            }
+            Term::List(items) => items.iter().all(|item| self.term_ops(item, slots, pos, f)),
+        }
+    }
+
+    /// The number of term nodes of a body, expanded, saturating; `memo`
+    /// caches expressions' sizes (0 for unknown).
+    pub(crate) fn size_of(&self, slot: Slot, memo: &mut Vec<usize>) -> usize {
+        match slot {
+            Slot::Ref(_) => 1,
+            Slot::Src(m) => match self.src_body(m) {
+                Body::Term(term) => term.size(),
+                Body::Opaque(_) => 1,
+            },
+            Slot::Expr(e) => {
+                let e = e as usize;
+                if memo.len() <= e {
+                    memo.resize(self.exprs.len(), 0);
+                }
+                if memo[e] != 0 {
+                    return memo[e];
+                }
+                let base = self.exprs[e].base;
+                let mut size = self.size_of(Slot::Src(base), memo);
+                for &slot in self.expr_slots(e as u32) {
+                    // Each slot replaces one reference (one node).
+                    size = size.saturating_add(self.size_of(slot, memo)) - 1;
+                }
+                memo[e] = size.max(1);
+                size
+            }
+        }
     }
 
     /// The alive node with this key.
@@ -192,9 +447,31 @@ impl<'g> Work<'g> {
         Ok(set)
     }
 
-    /// Whether a key is taken, by an alive task or by one a pass created.
-    pub(crate) fn key_taken(&self, key: &Key) -> bool {
-        self.find(key).is_some() || self.new_keys.contains(key)
+    /// The input task with this key, alive or not; looked up only where
+    /// some input key has the same name (see [`Heads`]).
+    fn src_holds(&mut self, key: &Key) -> Option<NodeId> {
+        // A few lookups cost less than gathering the names.
+        const DIRECT: u32 = 1024;
+        if self.heads.is_none() {
+            self.lookups += 1;
+            if self.lookups > DIRECT {
+                self.heads = Some(Heads::of(self.src));
+            }
+        }
+        if self
+            .heads
+            .as_ref()
+            .is_some_and(|heads| !heads.may_hold(key))
+        {
+            return None;
+        }
+        self.src.node_id(key)
+    }
+
+    /// Every reference of `node`, in preorder, repeats included.
+    pub(crate) fn deps(&self, node: u32) -> &[u32] {
+        let (start, len) = self.rows[node as usize];
+        &self.arena[start as usize..(start + len) as usize]
     }
 
     pub(crate) fn set_deps(&mut self, node: u32, deps: &[u32]) {
@@ -203,25 +480,101 @@ impl<'g> Work<'g> {
         self.rows[node as usize] = (start, deps.len() as u32);
     }
 
-    /// Takes a node's body out to rewrite it; put it back with [`Work::put`].
-    pub(crate) fn take(&mut self, node: u32) -> Cow<'g, Body> {
-        std::mem::replace(&mut self.bodies[node as usize], placeholder())
+    /// Sets a node's body and its references.
+    pub(crate) fn set(&mut self, node: u32, body: Slot, deps: &[u32]) {
+        self.body[node as usize] = body;
+        self.set_deps(node, deps);
     }
 
-    pub(crate) fn put(&mut self, node: u32, body: Cow<'g, Body>) {
-        self.bodies[node as usize] = body;
+    /// A copy of `body` with the references at the positions (in preorder)
+    /// where `pick` gives a slot replaced by it; `row` is `body`'s row. Parts
+    /// without replacements are shared, not copied. `pick(position, dep)`
+    /// must answer the same each time it is asked.
+    pub(crate) fn substitute(
+        &mut self,
+        body: Slot,
+        row: &[u32],
+        pick: &mut impl FnMut(usize, u32) -> Option<Slot>,
+    ) -> Slot {
+        let mut pos = 0;
+        self.subst(body, row, &mut pos, pick)
     }
 
-    /// Takes a node's term out, owned (cloned if still borrowed).
-    ///
-    /// # Panics
-    ///
-    /// If the node is opaque; callers never move opaque bodies.
-    pub(crate) fn take_term(&mut self, node: u32) -> Term {
-        match self.take(node).into_owned() {
-            Body::Term(term) => term,
-            Body::Opaque(_) => unreachable!("opaque tasks are never moved"),
+    fn subst(
+        &mut self,
+        slot: Slot,
+        row: &[u32],
+        pos: &mut usize,
+        pick: &mut impl FnMut(usize, u32) -> Option<Slot>,
+    ) -> Slot {
+        match slot {
+            Slot::Ref(dep) => {
+                debug_assert_eq!(row[*pos], dep);
+                *pos += 1;
+                pick(*pos - 1, dep).unwrap_or(slot)
+            }
+            Slot::Src(m) => {
+                let n = self.src_ref_count(m) as usize;
+                if n == 0 {
+                    return slot;
+                }
+                let at = *pos;
+                *pos += n;
+                let mut changed: Option<usize> = None;
+                for (i, &dep) in row[at..at + n].iter().enumerate() {
+                    if let Some(new) = pick(at + i, dep) {
+                        let start = *changed.get_or_insert_with(|| {
+                            let start = self.slots.len();
+                            self.slots
+                                .extend(row[at..at + n].iter().map(|&d| Slot::Ref(d)));
+                            start
+                        });
+                        self.slots[start + i] = new;
+                    }
+                }
+                match changed {
+                    None => slot,
+                    Some(start) => self.push_expr(m, start),
+                }
+            }
+            Slot::Expr(e) => {
+                let expr = self.exprs[e as usize];
+                let n_refs = expr.n_refs as usize;
+                let at = *pos;
+                if !(at..at + n_refs).any(|i| pick(i, row[i]).is_some()) {
+                    // Nothing to replace in this part: share it.
+                    *pos += n_refs;
+                    return slot;
+                }
+                let n = self.src_ref_count(expr.base) as usize;
+                let start = self.slots.len();
+                self.slots
+                    .extend_from_within(expr.start as usize..expr.start as usize + n);
+                for i in 0..n {
+                    let child = self.slots[start + i];
+                    let new = self.subst(child, row, pos, pick);
+                    self.slots[start + i] = new;
+                }
+                self.push_expr(expr.base, start)
+            }
         }
+    }
+
+    /// Adds an expression over source body `base` whose slots start at
+    /// `start` (already in the arena).
+    fn push_expr(&mut self, base: u32, start: usize) -> Slot {
+        let n = self.src_ref_count(base) as usize;
+        let n_refs = self.slots[start..start + n]
+            .iter()
+            .map(|&slot| self.n_refs(slot))
+            .sum();
+        let e = self.exprs.len() as u32;
+        self.exprs.push(Expr {
+            base,
+            start: start as u32,
+            n_refs,
+        });
+        Slot::Expr(e)
     }
 
     /// Removes a node; nothing may reference it any more.
@@ -229,13 +582,24 @@ impl<'g> Work<'g> {
         if self.alive.contains(node as usize) {
             self.alive.set(node as usize, false);
             self.n_alive -= 1;
-            self.bodies[node as usize] = placeholder();
             self.rows[node as usize] = (0, 0);
         }
     }
 
+    /// A node's size and cost.
+    fn size_cost(&self, node: u32) -> (Option<u64>, Option<f64>) {
+        let i = node as usize;
+        (
+            self.sizes.get(i).copied().flatten(),
+            self.costs.get(i).copied().flatten(),
+        )
+    }
+
     /// Adds `cost` of an absorbed task to `node`'s.
     pub(crate) fn add_cost(&mut self, node: u32, absorbed: u32) {
+        if self.costs.is_empty() {
+            return;
+        }
         let absorbed = self.costs[absorbed as usize];
         let cost = &mut self.costs[node as usize];
         *cost = match (*cost, absorbed) {
@@ -245,39 +609,52 @@ impl<'g> Work<'g> {
     }
 
     /// Moves `node`'s body and references to a new task named `key` and makes
-    /// `node` an alias of it. Returns the new node.
-    pub(crate) fn rename(&mut self, node: u32, key: Key) -> u32 {
-        let new = self.bodies.len() as u32;
-        let body = self.take(node);
-        self.bodies.push(body);
-        let row = self.rows[node as usize];
-        self.rows.push(row);
-        self.sizes.push(self.sizes[node as usize]);
-        let cost = self.costs[node as usize].take();
-        self.costs.push(cost);
+    /// `node` an alias of it, unless the key is taken (by an alive task, or
+    /// by one a pass created): dask's `key not in dsk`. Returns the new
+    /// node, if any.
+    pub(crate) fn try_rename(&mut self, node: u32, key: Key) -> Option<u32> {
+        if self
+            .src_holds(&key)
+            .is_some_and(|held| self.is_alive(held.as_u32()))
+        {
+            return None;
+        }
+        let (index, inserted) = self.new_keys.insert_full(key);
+        if !inserted {
+            return None;
+        }
+        let new = self.body.len() as u32;
+        debug_assert_eq!(self.n_src + index, new as usize);
+        let i = node as usize;
+        self.body.push(self.body[i]);
+        self.rows.push(self.rows[i]);
+        if !self.sizes.is_empty() {
+            self.sizes.push(self.sizes[i]);
+        }
+        if !self.costs.is_empty() {
+            let cost = self.costs[i].take();
+            self.costs.push(cost);
+        }
         self.alive.grow(new as usize + 1);
         self.alive.insert(new as usize);
         self.n_alive += 1;
         self.renamed_to.push(NONE);
-        self.renamed_to[node as usize] = new;
-        let (index, inserted) = self.new_keys.insert_full(key.clone());
-        debug_assert!(inserted && self.n_src + index == new as usize);
-        self.put(node, Cow::Owned(Body::Term(Term::Ref(key))));
-        self.set_deps(node, &[new]);
-        new
+        self.renamed_to[i] = new;
+        self.set(node, Slot::Ref(new), &[new]);
+        Some(new)
     }
 
     /// Makes room for `additional` renamed tasks.
     pub(crate) fn reserve_new(&mut self, additional: usize) {
         self.new_keys.reserve(additional);
-        self.bodies.reserve(additional);
+        self.body.reserve(additional);
         self.rows.reserve(additional);
         self.sizes.reserve(additional);
         self.costs.reserve(additional);
         self.renamed_to.reserve(additional);
     }
 
-    /// The task an alias made by [`Work::rename`] points to.
+    /// The task an alias made by [`Work::try_rename`] points to.
     pub(crate) fn renamed_to(&self, node: u32) -> Option<u32> {
         let to = self.renamed_to[node as usize];
         (to != NONE).then_some(to)
@@ -298,53 +675,62 @@ impl<'g> Work<'g> {
             }
             row.clear();
             row.extend_from_slice(self.deps(node));
-            let mut body = self.take(node);
-            if let Body::Term(term) = body.to_mut() {
-                let mut pos = 0;
-                for_each_ref_mut(term, &mut |slot| {
-                    let d = row[pos];
+            let targets: Vec<u32> = row
+                .iter()
+                .map(|&d| {
                     if is_alias.contains(d as usize) {
-                        let target = self.deps(d)[0];
-                        *slot = Term::Ref(self.key(target).clone());
-                        row[pos] = target;
+                        self.deps(d)[0]
+                    } else {
+                        d
                     }
-                    pos += 1;
-                });
-            } else if let Body::Opaque(keys) = body.to_mut() {
-                for (slot, d) in keys.iter_mut().zip(row.iter_mut()) {
-                    if is_alias.contains(*d as usize) {
-                        let target = self.deps(*d)[0];
-                        *slot = self.key(target).clone();
-                        *d = target;
-                    }
-                }
-            }
-            self.put(node, body);
-            self.set_deps(node, &row);
+                })
+                .collect();
+            let body = self.body[node as usize];
+            let body = self.substitute(body, &row, &mut |i, d| {
+                (targets[i] != d).then_some(Slot::Ref(targets[i]))
+            });
+            self.set(node, body, &targets);
         }
     }
 
     /// A topological order of the alive nodes (dependencies first), by
     /// iterative depth-first search from each node in id order.
     pub(crate) fn topological_order(&self) -> Vec<u32> {
-        match self.depth_first() {
+        match self.depth_first(None) {
+            Ok(order) => order,
+            Err(_) => unreachable!("work graphs stay acyclic"),
+        }
+    }
+
+    /// A topological order of the nodes in `within` (alive ones), following
+    /// only the references between them.
+    pub(crate) fn topological_order_within(&self, within: &FixedBitSet) -> Vec<u32> {
+        match self.depth_first(Some(within)) {
             Ok(order) => order,
             Err(_) => unreachable!("work graphs stay acyclic"),
         }
     }
 
     fn check_acyclic(&self) -> Result<(), Error> {
-        self.depth_first().map(drop)
+        self.depth_first(None).map(drop)
     }
 
-    fn depth_first(&self) -> Result<Vec<u32>, Error> {
+    fn depth_first(&self, within: Option<&FixedBitSet>) -> Result<Vec<u32>, Error> {
         const NEW: u8 = 0;
         const OPEN: u8 = 1;
         const DONE: u8 = 2;
         let mut state = vec![NEW; self.node_count()];
-        let mut order = Vec::with_capacity(self.n_alive);
+        let mut order = Vec::with_capacity(match within {
+            Some(set) => set.count_ones(..),
+            None => self.n_alive,
+        });
+        let inside = |node: u32| within.is_none_or(|set| set.contains(node as usize));
         let mut stack: Vec<(u32, u32)> = Vec::new();
-        for root in self.alive_nodes() {
+        let roots: Box<dyn Iterator<Item = u32>> = match within {
+            Some(set) => Box::new(set.ones().map(|i| i as u32).filter(|&n| self.is_alive(n))),
+            None => Box::new(self.alive_nodes()),
+        };
+        for root in roots {
             if state[root as usize] != NEW {
                 continue;
             }
@@ -354,6 +740,9 @@ impl<'g> Work<'g> {
                 let deps = self.deps(node);
                 if let Some(&dep) = deps.get(*next as usize) {
                     *next += 1;
+                    if !inside(dep) {
+                        continue;
+                    }
                     match state[dep as usize] {
                         NEW => {
                             state[dep as usize] = OPEN;
@@ -389,34 +778,41 @@ impl<'g> Work<'g> {
         Ok(order)
     }
 
-    /// Frees the arena of rows no longer used.
+    /// Frees the part of the arena (past the source rows) that rows no
+    /// longer use.
     pub(crate) fn compact(&mut self) {
+        let src_len = *self.src_refs.last().expect("offsets start with 0");
         let used: usize = self
             .alive_nodes()
-            .map(|n| self.rows[n as usize].1 as usize)
+            .map(|n| self.rows[n as usize])
+            .filter(|&(start, _)| start >= src_len)
+            .map(|(_, len)| len as usize)
             .sum();
-        if self.arena.len() <= 2 * used + 1024 {
+        let src_len = src_len as usize;
+        if self.arena.len() - src_len <= 2 * used + 1024 {
             return;
         }
-        let mut arena = Vec::with_capacity(used);
+        let mut tail = Vec::with_capacity(used);
         for node in 0..self.rows.len() {
             let (start, len) = self.rows[node];
             if !self.alive.contains(node) {
                 self.rows[node] = (0, 0);
                 continue;
             }
-            let new_start = arena.len() as u32;
-            arena.extend_from_slice(&self.arena[start as usize..(start + len) as usize]);
+            if (start as usize) < src_len {
+                continue;
+            }
+            let new_start = (src_len + tail.len()) as u32;
+            tail.extend_from_slice(&self.arena[start as usize..(start + len) as usize]);
             self.rows[node] = (new_start, len);
         }
-        self.arena = arena;
+        self.arena.truncate(src_len);
+        self.arena.extend_from_slice(&tail);
     }
 
-    /// Builds the output graph and its dependencies. A renamed task takes the
-    /// place of the task it was renamed from, just before it. Bodies and keys
-    /// still borrowed from the input are cloned in parallel.
-    pub(crate) fn finish(mut self) -> Result<crate::Optimized, Error> {
-        let n_nodes = self.node_count();
+    /// The alive nodes in output order: a renamed task takes the place of
+    /// the task it was renamed from, just before it.
+    fn emit_order(&self) -> Vec<u32> {
         let mut emit: Vec<u32> = Vec::with_capacity(self.n_alive);
         let mut chain = Vec::new();
         for node in 0..self.n_src as u32 {
@@ -432,80 +828,389 @@ impl<'g> Work<'g> {
             }
         }
         debug_assert_eq!(emit.len(), self.n_alive);
-        let mut new_id = vec![NONE; n_nodes];
+        emit
+    }
+
+    /// The output's dependencies: the alive nodes' rows, renumbered; and
+    /// each node's position in the output (`NONE` for dead nodes).
+    fn output_dependencies(&self, emit: &[u32]) -> (Dependencies, Vec<u32>) {
+        let mut new_id = vec![NONE; self.node_count()];
         for (i, &node) in emit.iter().enumerate() {
             new_id[node as usize] = i as u32;
         }
         let mut offsets = Vec::with_capacity(emit.len() + 1);
         offsets.push(0_u32);
         let mut targets = Vec::with_capacity(emit.len() * 2);
-        for &node in &emit {
+        for &node in emit {
             for &dep in self.deps(node) {
                 debug_assert!(self.is_alive(dep), "alive tasks reference alive tasks");
                 targets.push(NodeId::from_u32(new_id[dep as usize]));
             }
             offsets.push(targets.len() as u32);
         }
-        drop(new_id);
+        (Dependencies { offsets, targets }, new_id)
+    }
 
-        let alive = &self.alive;
-        let src = self.src;
+    /// Builds the output graph and its dependencies, copying from the input
+    /// graph every body and key it keeps (a work graph made by
+    /// [`Work::new`]).
+    pub(crate) fn finish(mut self) -> Result<Optimized, Error> {
+        debug_assert!(self.owned.is_none(), "moved bodies go through into_plan");
+        let emit = self.emit_order();
+        let (dependencies, new_id) = self.output_dependencies(&emit);
+        let mut new_keys: Vec<Option<Key>> = std::mem::take(&mut self.new_keys)
+            .into_iter()
+            .map(Some)
+            .collect();
         let n_src = self.n_src;
-        let bodies = std::mem::take(&mut self.bodies);
-        let mut bodies: Vec<Option<Body>> = bodies
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, body)| alive.contains(i).then(|| body.into_owned()))
-            .collect();
-        let mut keys: Vec<Option<Key>> = (0..n_src)
-            .into_par_iter()
-            .map(|i| alive.contains(i).then(|| src.key(NodeId::new(i)).clone()))
-            .collect();
-        keys.extend(std::mem::take(&mut self.new_keys).into_iter().map(Some));
-
+        let mut builder = Builder {
+            work: &self,
+            owned: None,
+            uses: Vec::new(),
+        };
         let mut graph = TaskGraph::with_capacity(emit.len());
-        for &node in &emit {
+        for (at, &node) in emit.iter().enumerate() {
+            if let Some(&next) = emit.get(at + AHEAD) {
+                if (next as usize) < n_src {
+                    let next = NodeId::from_u32(next);
+                    touch(self.src.key(next));
+                    touch_body(&self.src.task(next).body);
+                }
+            }
             let i = node as usize;
-            let task = Task {
-                body: bodies[i].take().expect("an alive task has a body"),
-                size: self.sizes[i],
-                cost: self.costs[i],
+            let body = {
+                // A task created by a pass is referenced by its alias, which
+                // comes after it: by then its key is in the output.
+                let key = |x: u32| -> Key {
+                    let x = x as usize;
+                    if x < n_src {
+                        builder_key(&self, x)
+                    } else {
+                        match &new_keys[x - n_src] {
+                            Some(key) => key.clone(),
+                            None => graph.key(NodeId::from_u32(new_id[x])).clone(),
+                        }
+                    }
+                };
+                builder.body(self.body[i], &key)
             };
-            graph.insert_task(keys[i].take().expect("an alive task has a key"), task)?;
+            let key = if i < n_src {
+                self.src.key(NodeId::new(i)).clone()
+            } else {
+                new_keys[i - n_src]
+                    .take()
+                    .expect("a created task is emitted once")
+            };
+            let (size, cost) = self.size_cost(node);
+            graph.insert_task(key, Task { body, size, cost })?;
         }
-        Ok(crate::Optimized {
+        drop(builder);
+        Ok(Optimized {
             graph,
-            dependencies: Dependencies { offsets, targets },
+            dependencies,
+        })
+    }
+
+    /// Everything the output needs but the input's keys, for a work graph
+    /// whose bodies were moved out of the input ([`Work::from_parts`]): the
+    /// bodies that must be built are built, moving the source bodies they
+    /// are made of on their last use, so that the input can then be taken
+    /// apart for its keys ([`Plan::build`]).
+    pub(crate) fn into_plan(mut self) -> Plan {
+        let emit = self.emit_order();
+        let (dependencies, _) = self.output_dependencies(&emit);
+        let owned = self.owned.take().expect("bodies were moved out");
+        let mut builder = Builder {
+            uses: vec![0; self.n_src],
+            owned: Some(owned),
+            work: &self,
+        };
+        for &node in &emit {
+            builder.count(self.body[node as usize]);
+        }
+        // A task whose body is its own source body, used nowhere else, moves
+        // as it is when the output is built; the others are built now.
+        let moves = |builder: &Builder<'_, '_>, node: u32| match self.body[node as usize] {
+            Slot::Src(m) => builder.uses[m as usize] == 1,
+            _ => false,
+        };
+        let moved: Vec<bool> = emit.iter().map(|&node| moves(&builder, node)).collect();
+        let mut built = Vec::with_capacity(moved.iter().filter(|&&moved| !moved).count());
+        for (&node, &moved) in emit.iter().zip(&moved) {
+            if !moved {
+                let key = |x: u32| builder_key(&self, x as usize);
+                built.push(builder.body(self.body[node as usize], &key));
+            }
+        }
+        let bodies = builder.owned.take().expect("bodies were moved out");
+        drop(builder);
+        Plan {
+            n_src: self.n_src,
+            new_keys: std::mem::take(&mut self.new_keys)
+                .into_iter()
+                .map(Some)
+                .collect(),
+            sizes: std::mem::take(&mut self.sizes),
+            costs: std::mem::take(&mut self.costs),
+            moved,
+            body_of: emit
+                .iter()
+                .map(|&node| match self.body[node as usize] {
+                    Slot::Src(m) => m,
+                    _ => NONE,
+                })
+                .collect(),
+            emit,
+            bodies,
+            built,
+            dependencies,
+        }
+    }
+}
+
+/// The key of node `x` of a work graph, copied.
+fn builder_key(work: &Work<'_>, x: usize) -> Key {
+    work.key(x as u32).clone()
+}
+
+/// The output of a pipeline but for the input's keys (see
+/// [`Work::into_plan`]).
+pub(crate) struct Plan {
+    n_src: usize,
+    /// The keys of the tasks passes created, by node id from `n_src`.
+    new_keys: Vec<Option<Key>>,
+    /// The nodes of the output, in its order.
+    emit: Vec<u32>,
+    /// The nodes' sizes and costs, as in [`Work`].
+    sizes: Vec<Option<u64>>,
+    costs: Vec<Option<f64>>,
+    /// Whether each moves its source body as it is...
+    moved: Vec<bool>,
+    /// ... which is this one of `bodies`.
+    body_of: Vec<u32>,
+    bodies: Vec<Body>,
+    /// The bodies of the others, in order.
+    built: Vec<Body>,
+    dependencies: Dependencies,
+}
+
+impl Plan {
+    /// The output graph; `keys` are the input's keys, in node order.
+    pub(crate) fn build(mut self, keys: impl Iterator<Item = Key>) -> Result<Optimized, Error> {
+        let mut graph = TaskGraph::with_capacity(self.emit.len());
+        let mut built = self.built.into_iter();
+        // The output takes the input's tasks in node order.
+        let mut keys = keys.enumerate();
+        for (at, &node) in self.emit.iter().enumerate() {
+            let i = node as usize;
+            let key = if i < self.n_src {
+                loop {
+                    let (j, key) = keys.next().expect("each input key is used once");
+                    if j == i {
+                        break key;
+                    }
+                }
+            } else {
+                self.new_keys[i - self.n_src]
+                    .take()
+                    .expect("a created task is emitted once")
+            };
+            let body = if self.moved[at] {
+                let m = self.body_of[at] as usize;
+                std::mem::replace(&mut self.bodies[m], Body::Opaque(Vec::new()))
+            } else {
+                built
+                    .next()
+                    .expect("a body was built for each task that does not move")
+            };
+            let task = Task {
+                body,
+                size: self.sizes.get(i).copied().flatten(),
+                cost: self.costs.get(i).copied().flatten(),
+            };
+            graph.insert_task(key, task)?;
+        }
+        Ok(Optimized {
+            graph,
+            dependencies: self.dependencies,
         })
     }
 }
 
-/// Checks that `deps` has one row per task and as many references in each
-/// row as the task's body holds.
-fn check_dependencies(graph: &TaskGraph, deps: &Dependencies) -> Result<(), Error> {
-    if deps.node_count() != graph.len() {
-        return Err(Error::DependenciesLength {
-            tasks: graph.len(),
-            listed: deps.node_count(),
-        });
-    }
-    for (i, (key, task)) in graph.iter().enumerate() {
-        let mut found = 0;
-        task.body.for_each_ref(&mut |_| found += 1);
-        let listed = deps.get(NodeId::new(i)).len();
-        if found != listed {
-            return Err(Error::DependenciesMismatch {
-                key: key.clone(),
-                found,
-                listed,
-            });
+/// How many tasks ahead of the one being built its key and body are read
+/// (see [`touch`]).
+const AHEAD: usize = 8;
+
+/// Reads the first levels of a body, as [`touch`] reads a key.
+fn touch_body(body: &Body) {
+    if let Body::Term(Term::Call { args: items, .. } | Term::List(items)) = body {
+        if let Some(Term::Call { args: items, .. } | Term::List(items)) = items.first() {
+            std::hint::black_box(items.len());
         }
     }
-    Ok(())
+}
+
+/// Reads the parts of a key that hashing it reads, so that they are in the
+/// cache when it is hashed a little later: the input's keys live in many
+/// small allocations, and waiting on each of them in turn is a large part of
+/// the cost of building a graph from them.
+fn touch(key: &Key) {
+    fn first_byte(key: &Key) -> u8 {
+        match key {
+            Key::Str(s) => s.as_bytes().first().copied().unwrap_or(0),
+            Key::Tuple(parts) => parts.first().map_or(0, first_byte),
+            Key::Int(i) => *i as u8,
+            Key::Float(_) => 0,
+        }
+    }
+    std::hint::black_box(first_byte(key));
+}
+
+/// Builds the output's bodies from a work graph's slots.
+struct Builder<'a, 'g> {
+    work: &'a Work<'g>,
+    /// The source bodies, when they were moved out of the input: each is
+    /// moved into the output by its last use, and copied before that.
+    owned: Option<Vec<Body>>,
+    /// How many more times each source body will be used.
+    uses: Vec<u32>,
+}
+
+impl<'g> Builder<'_, 'g> {
+    /// Counts the uses of source bodies that building `slot` will make.
+    fn count(&mut self, slot: Slot) {
+        match slot {
+            Slot::Ref(_) => {}
+            Slot::Src(m) => self.uses[m as usize] += 1,
+            Slot::Expr(e) => {
+                self.uses[self.work.exprs[e as usize].base as usize] += 1;
+                for &slot in self.work.expr_slots(e) {
+                    self.count(slot);
+                }
+            }
+        }
+    }
+
+    /// Source body `m`, moved out if this is its last use, else copied.
+    fn source(&mut self, m: u32) -> Body {
+        let owned = self.owned.as_mut().expect("only with moved bodies");
+        let uses = &mut self.uses[m as usize];
+        *uses -= 1;
+        if *uses == 0 {
+            std::mem::replace(&mut owned[m as usize], Body::Opaque(Vec::new()))
+        } else {
+            owned[m as usize].clone()
+        }
+    }
+
+    /// The body a slot stands for; `key(x)` gives node `x`'s key.
+    fn body(&mut self, slot: Slot, key: &impl Fn(u32) -> Key) -> Body {
+        match slot {
+            Slot::Ref(node) => Body::Term(Term::Ref(key(node))),
+            Slot::Src(m) => match self.owned {
+                Some(_) => self.source(m),
+                None => self.work.graph_body(m).clone(),
+            },
+            Slot::Expr(e) => {
+                let work = self.work;
+                let base = work.exprs[e as usize].base;
+                let slots = work.expr_slots(e);
+                let targets = work.src_targets_of(base);
+                if self.owned.is_none() {
+                    return match work.graph_body(base) {
+                        Body::Term(term) => {
+                            Body::Term(self.build(term, slots, targets, &mut 0, key))
+                        }
+                        Body::Opaque(keys) => Body::Opaque(
+                            keys.iter()
+                                .zip(slots.iter().zip(targets))
+                                .map(|(old, (&slot, &target))| match slot {
+                                    Slot::Ref(node) if node == target => old.clone(),
+                                    Slot::Ref(node) => key(node),
+                                    _ => unreachable!("nothing is substituted into opaque tasks"),
+                                })
+                                .collect(),
+                        ),
+                    };
+                }
+                let mut body = self.source(base);
+                match &mut body {
+                    Body::Term(term) => {
+                        let mut pos = 0;
+                        for_each_ref_mut(term, &mut |at| {
+                            let slot = slots[pos];
+                            if slot != Slot::Ref(targets[pos]) {
+                                *at = self.term(slot, key);
+                            }
+                            pos += 1;
+                        });
+                    }
+                    Body::Opaque(keys) => {
+                        for (old, (&slot, &target)) in
+                            keys.iter_mut().zip(slots.iter().zip(targets))
+                        {
+                            match slot {
+                                Slot::Ref(node) if node == target => {}
+                                Slot::Ref(node) => *old = key(node),
+                                _ => unreachable!("nothing is substituted into opaque tasks"),
+                            }
+                        }
+                    }
+                }
+                body
+            }
+        }
+    }
+
+    /// The term a slot stands for.
+    fn term(&mut self, slot: Slot, key: &impl Fn(u32) -> Key) -> Term {
+        match self.body(slot, key) {
+            Body::Term(term) => term,
+            Body::Opaque(_) => unreachable!("opaque tasks are never substituted"),
+        }
+    }
+
+    /// A copy of a term of the input graph with its references replaced by
+    /// the slots (where they differ from the original `targets`).
+    fn build(
+        &mut self,
+        term: &'g Term,
+        slots: &[Slot],
+        targets: &[u32],
+        pos: &mut usize,
+        key: &impl Fn(u32) -> Key,
+    ) -> Term {
+        match term {
+            Term::Lit(value) => Term::Lit(value.clone()),
+            Term::Ref(old) => {
+                let slot = slots[*pos];
+                let target = targets[*pos];
+                *pos += 1;
+                if slot == Slot::Ref(target) {
+                    Term::Ref(old.clone())
+                } else {
+                    self.term(slot, key)
+                }
+            }
+            Term::Call { op, args } => Term::Call {
+                op: op.clone(),
+                args: args
+                    .iter()
+                    .map(|arg| self.build(arg, slots, targets, pos, key))
+                    .collect(),
+            },
+            Term::List(items) => Term::List(
+                items
+                    .iter()
+                    .map(|item| self.build(item, slots, targets, pos, key))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// Calls `f` on every reference of a term, in preorder, to rewrite it.
-pub(crate) fn for_each_ref_mut(term: &mut Term, f: &mut impl FnMut(&mut Term)) {
+fn for_each_ref_mut(term: &mut Term, f: &mut impl FnMut(&mut Term)) {
     match term {
         Term::Lit(_) => {}
         Term::Ref(_) => f(term),
