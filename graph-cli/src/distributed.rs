@@ -305,22 +305,13 @@ impl Runner for ExecRunner<'_> {
         self.0
             .run_task(node, |dep| input(dep).map(|t| t.0))
             .map(Tagged)
-            .map_err(|err| match err {
-                graph_exec::Error::Task {
+            .map_err(|err| {
+                let (op, message, panicked) = err.into_failure();
+                TaskFailure {
                     op,
                     message,
                     panicked,
-                    ..
-                } => TaskFailure {
-                    op: Some(op),
-                    message,
-                    panicked,
-                },
-                other => TaskFailure {
-                    op: None,
-                    message: other.to_string(),
-                    panicked: false,
-                },
+                }
             })
     }
 }

@@ -92,6 +92,36 @@ pub enum Error {
     Cancelled,
 }
 
+impl Error {
+    /// The failing op (if an op failed), the message, and whether the op
+    /// panicked: what an executor outside this crate reports of a task that
+    /// [`CompiledGraph::run_task`](crate::CompiledGraph::run_task) could not
+    /// run.
+    ///
+    /// ```
+    /// use graph_exec::Error;
+    ///
+    /// let err = Error::Task {
+    ///     key: "x".into(),
+    ///     op: "div".into(),
+    ///     message: "division by zero".into(),
+    ///     panicked: false,
+    /// };
+    /// assert_eq!(err.into_failure(), (Some("div".into()), "division by zero".into(), false));
+    /// ```
+    pub fn into_failure(self) -> (Option<String>, String, bool) {
+        match self {
+            Error::Task {
+                op,
+                message,
+                panicked,
+                ..
+            } => (Some(op), message, panicked),
+            other => (None, other.to_string(), false),
+        }
+    }
+}
+
 struct MissingOps<'a>(&'a [(String, Key)]);
 
 impl fmt::Display for MissingOps<'_> {
