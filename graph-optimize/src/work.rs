@@ -867,6 +867,8 @@ impl<'g> Work<'g> {
             work: &self,
             owned: None,
             uses: Vec::new(),
+            steps: Vec::new(),
+            built: Vec::new(),
         };
         let mut graph = TaskGraph::with_capacity(emit.len());
         for (at, &node) in emit.iter().enumerate() {
@@ -924,6 +926,8 @@ impl<'g> Work<'g> {
             uses: vec![0; self.n_src],
             owned: Some(owned),
             work: &self,
+            steps: Vec::new(),
+            built: Vec::new(),
         };
         for &node in &emit {
             builder.count(self.body[node as usize]);
@@ -1074,138 +1078,189 @@ struct Builder<'a, 'g> {
     owned: Option<Vec<Body>>,
     /// How many more times each source body will be used.
     uses: Vec<u32>,
+    /// The stacks of [`Builder::term`], kept from term to term.
+    steps: Vec<Step>,
+    built: Vec<Term>,
+}
+
+/// A step of [`Builder::term`].
+enum Step {
+    Visit(Slot),
+    /// Put the last `n` terms built into expression `e`'s base.
+    Assemble(u32, usize),
 }
 
 impl<'g> Builder<'_, 'g> {
     /// Counts the uses of source bodies that building `slot` will make.
     fn count(&mut self, slot: Slot) {
-        match slot {
-            Slot::Ref(_) => {}
-            Slot::Src(m) => self.uses[m as usize] += 1,
-            Slot::Expr(e) => {
-                self.uses[self.work.exprs[e as usize].base as usize] += 1;
-                for &slot in self.work.expr_slots(e) {
-                    self.count(slot);
+        // An explicit stack: expressions nest as deep as the chains fused.
+        let mut stack = vec![slot];
+        while let Some(slot) = stack.pop() {
+            match slot {
+                Slot::Ref(_) => {}
+                Slot::Src(m) => self.uses[m as usize] += 1,
+                Slot::Expr(e) => {
+                    self.uses[self.work.exprs[e as usize].base as usize] += 1;
+                    stack.extend_from_slice(self.work.expr_slots(e));
                 }
             }
         }
     }
 
-    /// Source body `m`, moved out if this is its last use, else copied.
+    /// Source body `m`: moved out if this is its last use, else copied.
     fn source(&mut self, m: u32) -> Body {
-        let owned = self.owned.as_mut().expect("only with moved bodies");
-        let uses = &mut self.uses[m as usize];
-        *uses -= 1;
-        if *uses == 0 {
-            std::mem::replace(&mut owned[m as usize], Body::Opaque(Vec::new()))
-        } else {
-            owned[m as usize].clone()
-        }
-    }
-
-    /// The body a slot stands for; `key(x)` gives node `x`'s key.
-    fn body(&mut self, slot: Slot, key: &impl Fn(u32) -> Key) -> Body {
-        match slot {
-            Slot::Ref(node) => Body::Term(Term::Ref(key(node))),
-            Slot::Src(m) => match self.owned {
-                Some(_) => self.source(m),
-                None => self.work.graph_body(m).clone(),
-            },
-            Slot::Expr(e) => {
-                let work = self.work;
-                let base = work.exprs[e as usize].base;
-                let slots = work.expr_slots(e);
-                let targets = work.src_targets_of(base);
-                if self.owned.is_none() {
-                    return match work.graph_body(base) {
-                        Body::Term(term) => {
-                            Body::Term(self.build(term, slots, targets, &mut 0, key))
-                        }
-                        Body::Opaque(keys) => Body::Opaque(
-                            keys.iter()
-                                .zip(slots.iter().zip(targets))
-                                .map(|(old, (&slot, &target))| match slot {
-                                    Slot::Ref(node) if node == target => old.clone(),
-                                    Slot::Ref(node) => key(node),
-                                    _ => unreachable!("nothing is substituted into opaque tasks"),
-                                })
-                                .collect(),
-                        ),
-                    };
+        match &mut self.owned {
+            Some(owned) => {
+                let uses = &mut self.uses[m as usize];
+                *uses -= 1;
+                if *uses == 0 {
+                    std::mem::replace(&mut owned[m as usize], Body::Opaque(Vec::new()))
+                } else {
+                    owned[m as usize].clone()
                 }
-                let mut body = self.source(base);
-                match &mut body {
-                    Body::Term(term) => {
-                        let mut pos = 0;
-                        for_each_ref_mut(term, &mut |at| {
-                            let slot = slots[pos];
-                            if slot != Slot::Ref(targets[pos]) {
-                                *at = self.term(slot, key);
-                            }
-                            pos += 1;
-                        });
-                    }
-                    Body::Opaque(keys) => {
-                        for (old, (&slot, &target)) in
-                            keys.iter_mut().zip(slots.iter().zip(targets))
-                        {
-                            match slot {
-                                Slot::Ref(node) if node == target => {}
-                                Slot::Ref(node) => *old = key(node),
-                                _ => unreachable!("nothing is substituted into opaque tasks"),
-                            }
-                        }
-                    }
-                }
-                body
             }
+            None => self.work.graph_body(m).clone(),
         }
     }
 
-    /// The term a slot stands for.
-    fn term(&mut self, slot: Slot, key: &impl Fn(u32) -> Key) -> Term {
-        match self.body(slot, key) {
+    /// The term of source body `m`, as [`Builder::source`].
+    fn source_term(&mut self, m: u32) -> Term {
+        match self.source(m) {
             Body::Term(term) => term,
             Body::Opaque(_) => unreachable!("opaque tasks are never substituted"),
         }
     }
 
-    /// A copy of a term of the input graph with its references replaced by
-    /// the slots (where they differ from the original `targets`).
-    fn build(
-        &mut self,
-        term: &'g Term,
-        slots: &[Slot],
-        targets: &[u32],
-        pos: &mut usize,
-        key: &impl Fn(u32) -> Key,
-    ) -> Term {
-        match term {
-            Term::Lit(value) => Term::Lit(value.clone()),
-            Term::Ref(old) => {
-                let slot = slots[*pos];
-                let target = targets[*pos];
-                *pos += 1;
-                if slot == Slot::Ref(target) {
-                    Term::Ref(old.clone())
-                } else {
-                    self.term(slot, key)
+    /// The body a slot stands for; `key(x)` gives node `x`'s key.
+    fn body(&mut self, slot: Slot, key: &impl Fn(u32) -> Key) -> Body {
+        let e = match slot {
+            Slot::Ref(node) => return Body::Term(Term::Ref(key(node))),
+            Slot::Src(m) => return self.source(m),
+            Slot::Expr(e) => e,
+        };
+        let work = self.work;
+        let base = work.exprs[e as usize].base;
+        if work.kinds[base as usize] != Kind::Opaque {
+            return Body::Term(self.term(e, key));
+        }
+        // Only references are ever put into an opaque task.
+        let slots = work.expr_slots(e);
+        let targets = work.src_targets_of(base);
+        let Body::Opaque(mut keys) = self.source(base) else {
+            unreachable!("the shape of a source body does not change")
+        };
+        for (old, (&slot, &target)) in keys.iter_mut().zip(slots.iter().zip(targets)) {
+            match slot {
+                Slot::Ref(node) if node == target => {}
+                Slot::Ref(node) => *old = key(node),
+                _ => unreachable!("nothing is substituted into opaque tasks"),
+            }
+        }
+        Body::Opaque(keys)
+    }
+
+    /// The term expression `root` stands for, built bottom-up with an
+    /// explicit stack (expressions nest as deep as the chains fused): a
+    /// source term whose references are replaced by the terms of the slots
+    /// that differ from its original references.
+    fn term(&mut self, root: u32, key: &impl Fn(u32) -> Key) -> Term {
+        let work = self.work;
+        let mut steps = std::mem::take(&mut self.steps);
+        let mut built = std::mem::take(&mut self.built);
+        steps.push(Step::Visit(Slot::Expr(root)));
+        while let Some(step) = steps.pop() {
+            match step {
+                Step::Visit(Slot::Ref(node)) => built.push(Term::Ref(key(node))),
+                Step::Visit(Slot::Src(m)) => {
+                    let term = self.source_term(m);
+                    built.push(term);
+                }
+                Step::Visit(Slot::Expr(e)) => {
+                    let slots = work.expr_slots(e);
+                    let targets = work.src_targets_of(work.exprs[e as usize].base);
+                    let replaced = slots
+                        .iter()
+                        .zip(targets)
+                        .filter(|&(&slot, &target)| slot != Slot::Ref(target))
+                        .count();
+                    steps.push(Step::Assemble(e, replaced));
+                    // Visited in order: pushed in reverse.
+                    for (&slot, &target) in slots.iter().zip(targets).rev() {
+                        if slot != Slot::Ref(target) {
+                            steps.push(Step::Visit(slot));
+                        }
+                    }
+                }
+                Step::Assemble(e, replaced) => {
+                    let base = work.exprs[e as usize].base;
+                    let slots = work.expr_slots(e);
+                    let targets = work.src_targets_of(base);
+                    let mut children = built.split_off(built.len() - replaced).into_iter();
+                    let term = match &self.owned {
+                        // Copied from the input as it is put together, which
+                        // copies no reference only to replace it.
+                        None => match work.graph_body(base) {
+                            Body::Term(term) => {
+                                assemble(term, slots, targets, &mut 0, &mut children)
+                            }
+                            Body::Opaque(_) => unreachable!("opaque tasks are never substituted"),
+                        },
+                        Some(_) => {
+                            let mut term = self.source_term(base);
+                            let mut pos = 0;
+                            for_each_ref_mut(&mut term, &mut |at| {
+                                if slots[pos] != Slot::Ref(targets[pos]) {
+                                    *at = children.next().expect("a term per replaced reference");
+                                }
+                                pos += 1;
+                            });
+                            term
+                        }
+                    };
+                    built.push(term);
                 }
             }
-            Term::Call { op, args } => Term::Call {
-                op: op.clone(),
-                args: args
-                    .iter()
-                    .map(|arg| self.build(arg, slots, targets, pos, key))
-                    .collect(),
-            },
-            Term::List(items) => Term::List(
-                items
-                    .iter()
-                    .map(|item| self.build(item, slots, targets, pos, key))
-                    .collect(),
-            ),
         }
+        debug_assert_eq!(built.len(), 1);
+        let term = built.pop().expect("the root was built");
+        self.steps = steps;
+        self.built = built;
+        term
+    }
+}
+
+/// A copy of a source term whose references that differ from the original
+/// `targets` are replaced, in order, by `children`.
+fn assemble(
+    term: &Term,
+    slots: &[Slot],
+    targets: &[u32],
+    pos: &mut usize,
+    children: &mut impl Iterator<Item = Term>,
+) -> Term {
+    match term {
+        Term::Lit(value) => Term::Lit(value.clone()),
+        Term::Ref(old) => {
+            *pos += 1;
+            if slots[*pos - 1] == Slot::Ref(targets[*pos - 1]) {
+                Term::Ref(old.clone())
+            } else {
+                children.next().expect("a term per replaced reference")
+            }
+        }
+        Term::Call { op, args } => Term::Call {
+            op: op.clone(),
+            args: args
+                .iter()
+                .map(|arg| assemble(arg, slots, targets, pos, children))
+                .collect(),
+        },
+        Term::List(items) => Term::List(
+            items
+                .iter()
+                .map(|item| assemble(item, slots, targets, pos, children))
+                .collect(),
+        ),
     }
 }
 
