@@ -267,7 +267,7 @@ impl Serialize for Key {
             Key::Float(x) => serializer.serialize_f64(*x),
             Key::Tuple(parts) => {
                 let mut seq = serializer.serialize_seq(Some(parts.len()))?;
-                for part in parts {
+                for part in parts.iter() {
                     seq.serialize_element(part)?;
                 }
                 seq.end()

@@ -42,7 +42,9 @@ pub enum Key {
     /// A float key. Equality follows Python's: `-0.0 == 0.0`.
     Float(f64),
     /// A tuple key, such as `('x', 0, 1)`; parts may be tuples themselves.
-    Tuple(Box<[Key]>),
+    /// Shared, so that copying a key (every reference to a task holds one)
+    /// allocates nothing.
+    Tuple(Arc<[Key]>),
 }
 
 impl Key {
@@ -315,7 +317,7 @@ impl From<f64> for Key {
 
 impl From<Vec<Key>> for Key {
     fn from(parts: Vec<Key>) -> Key {
-        Key::Tuple(parts.into_boxed_slice())
+        Key::Tuple(parts.into())
     }
 }
 
@@ -324,7 +326,7 @@ macro_rules! tuple_from {
         impl<$($name: Into<Key>),+> From<($($name,)+)> for Key {
             #[allow(non_snake_case)]
             fn from(($($name,)+): ($($name,)+)) -> Key {
-                Key::Tuple(Box::new([$($name.into()),+]))
+                Key::Tuple(Arc::new([$($name.into()),+]))
             }
         }
     };

@@ -10,6 +10,10 @@ use graph_optimize::{
     fuse_linear, inline, inline_functions, insert_barriers, optimize, optimize_owned, plan_stages,
 };
 
+#[global_allocator]
+static ALLOC: divan::AllocProfiler<mimalloc::MiMalloc> =
+    divan::AllocProfiler::new(mimalloc::MiMalloc);
+
 fn main() {
     divan::main();
 }

@@ -3,7 +3,7 @@
 use fixedbitset::FixedBitSet;
 use graph_core::{Key, TaskGraph};
 
-use crate::names::fused_linear_name_of;
+use crate::names::Namer;
 use crate::work::{NONE, Work};
 use crate::{Dependencies, Error, Optimized};
 
@@ -160,6 +160,8 @@ pub(crate) fn fuse_linear_work(
     }
 
     let mut chain: Vec<u32> = Vec::new();
+    let mut namer = Namer::default();
+    let mut row: Vec<u32> = Vec::new();
     let mut dead: Vec<u32> = Vec::new();
     let mut aliases = FixedBitSet::with_capacity(n_nodes);
     let mut any_alias = false;
@@ -175,7 +177,8 @@ pub(crate) fn fuse_linear_work(
             chain.push(at);
         }
         let top = at;
-        let row = work.deps(bottom).to_vec();
+        row.clear();
+        row.extend_from_slice(work.deps(bottom));
         let mut val = work.body(bottom);
         for pair in chain.windows(2) {
             let (child, parent) = (pair[0], pair[1]);
@@ -187,7 +190,7 @@ pub(crate) fn fuse_linear_work(
         work.set(top, val, &row);
         if config.rename_keys {
             // dask's renamer takes the chain from the top down.
-            let name = fused_linear_name_of(chain.iter().rev().map(|&n| work.key(n)));
+            let name = namer.fused_linear_name(chain.iter().rev().map(|&n| work.key(n)));
             if let Some(name) = name {
                 if work.try_rename(top, name).is_some() {
                     aliases.insert(top as usize);

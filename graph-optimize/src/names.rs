@@ -2,8 +2,10 @@
 //! and `fuse` give the task they build (`a-b-c`), with a stable hash where
 //! dask cuts a long name with a per-process random one.
 
+use std::sync::Arc;
+
 use graph_core::Key;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// dask's default limit on the length of a name `fuse` builds.
 pub const MAX_FUSED_KEY_LENGTH: usize = 120;
@@ -113,21 +115,7 @@ fn split_name(s: &str) -> Option<String> {
 /// assert_eq!(fused_linear_name(&chain), Some(Key::from("z-y-x-w")));
 /// ```
 pub fn fused_linear_name(chain: &[Key]) -> Option<Key> {
-    fused_linear_name_of(chain.iter())
-}
-
-/// [`fused_linear_name`] of the chain's keys, the survivor first.
-pub(crate) fn fused_linear_name_of<'k>(
-    chain: impl DoubleEndedIterator<Item = &'k Key>,
-) -> Option<Key> {
-    let mut chain = chain;
-    let survivor = chain.next()?;
-    let mut name = String::new();
-    for key in chain.rev() {
-        name.push_str(&key_split(key));
-        name.push('-');
-    }
-    with_survivor(survivor, name, None)
+    Namer::default().fused_linear_name(chain.iter())
 }
 
 /// The name `fuse` gives a fused subgraph, as dask's
@@ -155,99 +143,131 @@ pub(crate) fn fused_linear_name_of<'k>(
 /// ```
 pub fn fused_name(keys: &[Key]) -> Option<Key> {
     let (survivor, rest) = keys.split_last()?;
-    fused_name_of(survivor, rest.iter())
+    Namer::default().fused_name(survivor, rest.iter())
 }
 
-/// [`fused_name`] of a survivor and the keys it absorbed.
-pub(crate) fn fused_name_of<'k>(
-    survivor: &'k Key,
-    rest: impl Iterator<Item = &'k Key>,
-) -> Option<Key> {
-    Namer::default().fused_name(survivor, rest)
-}
-
-/// [`fused_name`] for the many names one pass builds: [`key_split`] results
-/// are cached by raw name, and scratch space is reused.
+/// Names fused tasks as [`fused_name`] and [`fused_linear_name`] do, for a
+/// pass that names many: split names are cached by raw name, the names built
+/// are interned (the tasks of one layer share one name, as the input's keys
+/// do), and scratch space is reused, so that naming a million tasks makes
+/// few allocations beyond the keys themselves.
 #[derive(Default)]
-pub(crate) struct Namer<'k> {
-    /// Split names, by raw name.
-    cache: FxHashMap<&'k str, u32>,
+pub(crate) struct Namer {
+    /// Split names' ids, by raw name.
+    ids: FxHashMap<Arc<str>, u32>,
+    /// Split names, by id.
     splits: Vec<String>,
-    /// Scratch: the absorbed keys' raw names, then their split names' ids.
-    raw: Vec<&'k str>,
-    ids: Vec<u32>,
+    /// The names built so far.
+    interned: FxHashSet<Arc<str>>,
+    /// `Other`, the raw name of keys without a string name.
+    other: Option<Arc<str>>,
+    /// Scratch: split names' ids, and the name being built.
+    scratch: Vec<u32>,
+    name: String,
 }
 
-impl<'k> Namer<'k> {
-    /// The split name of a raw name, by id.
-    fn split_id(&mut self, name: &'k str) -> u32 {
-        if let Some(&id) = self.cache.get(name) {
+impl Namer {
+    /// The id of a raw name's split name.
+    fn split_id(&mut self, raw: &Arc<str>) -> u32 {
+        if let Some(&id) = self.ids.get(raw) {
             return id;
         }
         let id = self.splits.len() as u32;
         self.splits
-            .push(split_name(name).unwrap_or_else(|| "Other".to_owned()));
-        self.cache.insert(name, id);
+            .push(split_name(raw).unwrap_or_else(|| "Other".to_owned()));
+        self.ids.insert(Arc::clone(raw), id);
         id
     }
 
-    /// [`fused_name`] of a survivor and the keys it absorbed. Sorts and
-    /// dedups the raw names before splitting them, so that a million tasks
-    /// named alike cost a million comparisons, not a million allocations.
-    pub(crate) fn fused_name(
+    /// The id of a key's split name ([`key_split`]).
+    fn key_split_id(&mut self, key: &Key) -> u32 {
+        match raw_name(key) {
+            Some(raw) => self.split_id(raw),
+            None => {
+                let other = Arc::clone(self.other.get_or_insert_with(|| Arc::from("Other")));
+                self.split_id(&other)
+            }
+        }
+    }
+
+    /// [`fused_name`] of a survivor and the keys it absorbed. Runs of keys
+    /// with one raw name (a chain of like tasks) are looked up once.
+    pub(crate) fn fused_name<'k>(
         &mut self,
-        survivor: &'k Key,
+        survivor: &Key,
         rest: impl Iterator<Item = &'k Key>,
     ) -> Option<Key> {
-        let own = match survivor {
-            Key::Str(s) => self.split_id(s),
-            Key::Tuple(parts) => match parts.first() {
-                Some(Key::Str(s)) => self.split_id(s),
-                _ => return None,
-            },
-            Key::Int(_) | Key::Float(_) => return None,
-        };
-        // Keys without a string name split to `Other`.
-        let mut other = false;
-        self.raw.clear();
+        let (own, _) = survivor_name(survivor)?;
+        let own = self.split_id(own);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut last: Option<&Arc<str>> = None;
         for key in rest {
-            match raw_name(key) {
-                Some(name) => self.raw.push(name),
-                None => other = true,
+            let raw = raw_name(key);
+            if raw.is_some() && raw == last {
+                continue;
             }
+            last = raw;
+            scratch.push(self.key_split_id(key));
         }
-        // Runs of one name are common (a chain of like tasks): drop them
-        // before sorting.
-        self.raw.dedup();
-        self.raw.sort_unstable();
-        self.raw.dedup();
-        self.ids.clear();
-        for i in 0..self.raw.len() {
-            let id = self.split_id(self.raw[i]);
-            if id != own {
-                self.ids.push(id);
-            }
-        }
+        // The distinct split names but the survivor's own, sorted.
         let splits = &self.splits;
-        let mut names: Vec<&str> = self.ids.iter().map(|&id| &*splits[id as usize]).collect();
-        if other && splits[own as usize] != "Other" {
-            names.push("Other");
+        scratch.sort_unstable_by(|&a, &b| splits[a as usize].cmp(&splits[b as usize]));
+        scratch.dedup_by(|a, b| splits[*a as usize] == splits[*b as usize]);
+        scratch.retain(|&id| splits[id as usize] != splits[own as usize]);
+        self.name.clear();
+        for &id in &scratch {
+            self.name.push_str(&splits[id as usize]);
+            self.name.push('-');
         }
-        names.retain(|name| *name != splits[own as usize]);
-        names.sort_unstable();
-        names.dedup();
-        let mut name = String::new();
-        for part in &names {
-            name.push_str(part);
-            name.push('-');
+        self.scratch = scratch;
+        self.finish(survivor, Some(MAX_FUSED_KEY_LENGTH))
+    }
+
+    /// [`fused_linear_name`] of a chain's keys, the survivor first.
+    pub(crate) fn fused_linear_name<'k>(
+        &mut self,
+        chain: impl DoubleEndedIterator<Item = &'k Key>,
+    ) -> Option<Key> {
+        let mut chain = chain;
+        let survivor = chain.next()?;
+        survivor_name(survivor)?;
+        self.name.clear();
+        for key in chain.rev() {
+            let id = self.key_split_id(key);
+            self.name.push_str(&self.splits[id as usize]);
+            self.name.push('-');
         }
-        with_survivor(survivor, name, Some(MAX_FUSED_KEY_LENGTH))
+        self.finish(survivor, None)
+    }
+
+    /// Appends the survivor's name to the name being built, cuts it to
+    /// `max_length`, and makes the key: a string, or a tuple that keeps the
+    /// survivor's other parts.
+    fn finish(&mut self, survivor: &Key, max_length: Option<usize>) -> Option<Key> {
+        let (own, tail) = survivor_name(survivor)?;
+        self.name.push_str(own);
+        if let Some(max) = max_length {
+            enforce_length(&mut self.name, max);
+        }
+        let name = match self.interned.get(self.name.as_str()) {
+            Some(name) => Arc::clone(name),
+            None => {
+                let name: Arc<str> = Arc::from(self.name.as_str());
+                self.interned.insert(Arc::clone(&name));
+                name
+            }
+        };
+        Some(match tail {
+            None => Key::Str(name),
+            Some(tail) => Key::tuple(std::iter::once(Key::Str(name)).chain(tail.iter().cloned())),
+        })
     }
 }
 
 /// The string [`key_split`] looks at: the key, or a tuple's first part,
 /// recursively; `None` for numbers and empty tuples.
-fn raw_name(key: &Key) -> Option<&str> {
+fn raw_name(key: &Key) -> Option<&Arc<str>> {
     match key {
         Key::Str(s) => Some(s),
         Key::Tuple(parts) => parts.first().and_then(raw_name),
@@ -255,40 +275,35 @@ fn raw_name(key: &Key) -> Option<&str> {
     }
 }
 
-/// Appends the survivor's name to `prefix` and makes the key: a string, or a
-/// tuple that keeps the survivor's other parts.
-fn with_survivor(survivor: &Key, mut prefix: String, max_length: Option<usize>) -> Option<Key> {
-    let (name, tail) = match survivor {
-        Key::Str(s) => (&**s, None),
+/// A fused task's own name and its other parts: a string key has none; a
+/// tuple's first part must be a string. `None` for other keys, which are not
+/// renamed.
+fn survivor_name(survivor: &Key) -> Option<(&Arc<str>, Option<&[Key]>)> {
+    match survivor {
+        Key::Str(s) => Some((s, None)),
         Key::Tuple(parts) => match parts.first() {
-            Some(Key::Str(s)) => (&**s, Some(&parts[1..])),
-            _ => return None,
+            Some(Key::Str(s)) => Some((s, Some(&parts[1..]))),
+            _ => None,
         },
-        Key::Int(_) | Key::Float(_) => return None,
-    };
-    prefix.push_str(name);
-    let name = match max_length {
-        Some(max) => enforce_length(prefix, max),
-        None => prefix,
-    };
-    Some(match tail {
-        None => Key::from(name),
-        Some(tail) => Key::tuple(std::iter::once(Key::from(name)).chain(tail.iter().cloned())),
-    })
+        Key::Int(_) | Key::Float(_) => None,
+    }
 }
 
 /// Cuts a name longer than `max - 5` characters to that length and appends
 /// `-` and 4 hex digits of its stable hash, as dask does with Python's hash.
-fn enforce_length(name: String, max: usize) -> String {
+fn enforce_length(name: &mut String, max: usize) {
     let keep = max.saturating_sub(5);
     if keep == 0 || name.chars().count() <= keep {
-        return name;
+        return;
     }
     let hash = stable_hash(name.as_bytes());
-    let mut cut: String = name.chars().take(keep).collect();
-    cut.push('-');
-    cut.push_str(&format!("{hash:016x}")[..4]);
-    cut
+    let cut = name
+        .char_indices()
+        .nth(keep)
+        .map_or(name.len(), |(at, _)| at);
+    name.truncate(cut);
+    name.push('-');
+    name.push_str(&format!("{hash:016x}")[..4]);
 }
 
 /// 64-bit FNV-1a: stable across processes, machines and versions.

@@ -1195,7 +1195,8 @@ impl<'g> Builder<'_, 'g> {
                     let base = work.exprs[e as usize].base;
                     let slots = work.expr_slots(e);
                     let targets = work.src_targets_of(base);
-                    let mut children = built.split_off(built.len() - replaced).into_iter();
+                    let from = built.len() - replaced;
+                    let mut children = built.drain(from..);
                     let term = match &self.owned {
                         // Copied from the input as it is put together, which
                         // copies no reference only to replace it.
@@ -1217,6 +1218,7 @@ impl<'g> Builder<'_, 'g> {
                             term
                         }
                     };
+                    drop(children);
                     built.push(term);
                 }
             }

@@ -326,7 +326,7 @@ fn swap_key(key: Key, swap: bool) -> Key {
                 Key::Str(s)
             }
         }
-        Key::Tuple(parts) => Key::tuple(parts.into_vec().into_iter().map(|p| swap_key(p, true))),
+        Key::Tuple(parts) => Key::tuple(parts.iter().map(|p| swap_key(p.clone(), true))),
         other => other,
     }
 }
