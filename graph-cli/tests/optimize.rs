@@ -56,6 +56,35 @@ fn passes_report_and_write_a_runnable_graph() {
 }
 
 #[test]
+fn a_fused_long_chain_is_read_back_and_runs() {
+    // Fusing the chain nests hundreds of calls per task, past serde_json's
+    // own limit of 128 levels: the written graph must still be read.
+    let dir = scratch("optimize-chain");
+    let input = dir.join("chain.json");
+    let output = dir.join("fused.json");
+    json::write_path(&testing::chain(2_000), &input).unwrap();
+    let run = taskgraph(
+        &[
+            "optimize",
+            input.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = taskgraph(&["run", output.to_str().unwrap(), "--json"], b"");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // The chain counts up from 0, one `inc` per task.
+    assert!(
+        run.stdout.contains(r#"[[["chain",1999],1999]]"#),
+        "{}",
+        run.stdout
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_passes_and_keys_are_errors() {
     let text = json::to_string(&testing::chain(5)).unwrap();
     let run = taskgraph(

@@ -168,6 +168,11 @@ pub enum Problem {
         /// The key.
         key: Key,
     },
+    /// Terms or keys nested deeper than [`json::MAX_NESTING`](crate::json::MAX_NESTING).
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
     /// A value of the wrong kind, described by the JSON parser.
     Type {
         /// The parser's description.
@@ -195,6 +200,10 @@ impl fmt::Display for Problem {
                 f.write_str("a task has either `task` or `deps`, not both")
             }
             Problem::DuplicateKey { key } => write!(f, "duplicate key {key}"),
+            Problem::TooDeep { limit } => write!(
+                f,
+                "terms or keys nest more than {limit} levels deep (each term object and key array is a level)"
+            ),
             Problem::Type { message } => f.write_str(message),
         }
     }

@@ -16,7 +16,7 @@
 //! (bytes) and `"cost"` (seconds). Other top-level fields are ignored; any
 //! other task field is an error.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -34,7 +34,22 @@ use crate::{Error, Key, TaskGraph, Term, Value};
 /// The value of the `"format"` field.
 pub const FORMAT: &str = "taskgraph-json/1";
 
+/// How deep terms and keys may nest, counting each term object (`ref`,
+/// `call`, `list`) and each key array as a level. The reader itself takes any depth (it grows its stack as it goes),
+/// but terms are walked, copied, compared and dropped by recursion, and this
+/// many levels is what those hold on a thread's default 2 MiB stack in an
+/// optimized build. The optimizer's output nests far less by default (see
+/// graph-optimize's `DEFAULT_MAX_DEPTH`).
+pub const MAX_NESTING: usize = 8_192;
+
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// How many levels of nesting the reader goes between checks of its stack;
+/// the room a check asks for, which holds that many levels with a wide
+/// margin; and the size of a new stack segment when there is not that room.
+const GROW_EVERY: usize = 16;
+const RED_ZONE: usize = 256 * 1024;
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// Reads a graph from a file, or from standard input when `path` is `-`.
 /// Gzip is detected by content, whatever the file is called.
@@ -323,9 +338,30 @@ struct Context {
     at: RefCell<Option<TaskAt>>,
     /// A structured problem behind the serde error being returned.
     problem: RefCell<Option<Problem>>,
+    /// How many terms and key tuples enclose the value being read.
+    depth: Cell<usize>,
 }
 
 impl Context {
+    /// Reads a nested term or key tuple with `read`: an error past
+    /// [`MAX_NESTING`] levels, and every [`GROW_EVERY`] levels the stack is
+    /// given room for that many more (onto the heap if need be), so that no
+    /// nesting overflows it.
+    fn nested<T, E: de::Error>(&self, read: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        let depth = self.depth.get() + 1;
+        if depth > MAX_NESTING {
+            return Err(self.fail(Problem::TooDeep { limit: MAX_NESTING }));
+        }
+        self.depth.set(depth);
+        let value = if depth % GROW_EVERY == 0 {
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, read)
+        } else {
+            read()
+        };
+        self.depth.set(depth - 1);
+        value
+    }
+
     fn fail<E: de::Error>(&self, problem: Problem) -> E {
         let err = E::custom(&problem);
         *self.problem.borrow_mut() = Some(problem);
@@ -335,10 +371,14 @@ impl Context {
 
 fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
     let context = Context::default();
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    // Terms nest as deep as the chains fused into them: serde_json's limit of
+    // 128 levels is replaced by `MAX_NESTING`, with the stack grown where the
+    // nesting needs it (`Context::nested`).
+    json.disable_recursion_limit();
     let parsed = GraphSeed { context: &context }
-        .deserialize(&mut deserializer)
-        .and_then(|graph| deserializer.end().map(|()| graph));
+        .deserialize(&mut json)
+        .and_then(|graph| json.end().map(|()| graph));
     let graph = parsed.map_err(|err| {
         let (line, column) = (err.line(), err.column());
         let suffix = format!(" at line {line} column {column}");
@@ -674,11 +714,13 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Key, A::Error> {
-        let mut parts = Vec::with_capacity(4);
-        while let Some(part) = seq.next_element_seed(self)? {
-            parts.push(part);
-        }
-        Ok(Key::from(parts))
+        self.context.nested(|| {
+            let mut parts = Vec::with_capacity(4);
+            while let Some(part) = seq.next_element_seed(self)? {
+                parts.push(part);
+            }
+            Ok(Key::from(parts))
+        })
     }
 }
 
@@ -772,7 +814,15 @@ impl<'de> Visitor<'de> for TermSeed<'_> {
         ))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Term, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Term, A::Error> {
+        let context = self.context;
+        context.nested(|| self.term(map))
+    }
+}
+
+impl TermSeed<'_> {
+    /// The fields of a term object.
+    fn term<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<Term, A::Error> {
         let context = self.context;
         let (mut reference, mut op, mut args, mut list) = (None, None, None, None);
         while let Some(field) = map.next_key::<TermField>()? {

@@ -240,3 +240,25 @@ fn non_finite_floats_are_refused_when_writing() {
     expect!["task ('x', inf): cannot write the non-finite float inf as JSON"]
         .assert_eq(&err.to_string());
 }
+
+#[test]
+fn nesting_past_the_limit_is_refused() {
+    let depth = json::MAX_NESTING + 1;
+    // Lists, the shortest nesting: unwinding the error costs serde_json a
+    // scan of the text per level.
+    let term = format!("{}1{}", r#"{"list":["#.repeat(depth), "]}".repeat(depth));
+    let text = doc(&format!(r#"{{"key": "deep", "task": {term}}}"#));
+    check(
+        &text,
+        expect![
+            "line 1, column 73794: tasks[0] (key 'deep'): terms or keys nest more than 8192 levels deep (each term object and key array is a level)"
+        ],
+    );
+    let key = format!("{}0{}", "[".repeat(depth), "]".repeat(depth));
+    check(
+        &doc(&format!(r#"{{"key": {key}, "task": 1}}"#)),
+        expect![
+            "line 1, column 8242: tasks[0]: terms or keys nest more than 8192 levels deep (each term object and key array is a level)"
+        ],
+    );
+}
