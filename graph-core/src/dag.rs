@@ -42,6 +42,50 @@ pub trait Dag {
     /// The nodes that need the result of `node`.
     fn dependents(&self, node: NodeId) -> &[NodeId];
 
+    /// Which nodes `nodes` need, by node id: each of them and, transitively,
+    /// every node it depends on. What a run of `nodes` must compute, and
+    /// nothing else.
+    ///
+    /// # Panics
+    ///
+    /// If one of `nodes` is not a node of this graph.
+    ///
+    /// # Complexity
+    ///
+    /// O(V) to allocate, plus O(V' + E') for the V' nodes needed and the E'
+    /// edges into them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{Dag, NodeId, Topology};
+    ///
+    /// // 0 -> 1 -> 3 and 2 -> 3: node 1 needs node 0; node 2 needs nothing.
+    /// let topology = Topology::from_edges(4, [(0, 1), (1, 3), (2, 3)])?;
+    /// assert_eq!(topology.needed_by(&[NodeId::new(1)]), [true, true, false, false]);
+    /// assert_eq!(topology.needed_by(&[NodeId::new(3)]), [true; 4]);
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    fn needed_by(&self, nodes: &[NodeId]) -> Vec<bool> {
+        let mut needed = vec![false; self.node_count()];
+        let mut stack = Vec::with_capacity(nodes.len());
+        for &node in nodes {
+            if !needed[node.index()] {
+                needed[node.index()] = true;
+                stack.push(node);
+            }
+        }
+        while let Some(node) = stack.pop() {
+            for &dep in self.dependencies(node) {
+                if !needed[dep.index()] {
+                    needed[dep.index()] = true;
+                    stack.push(dep);
+                }
+            }
+        }
+        needed
+    }
+
     /// Every node id, in increasing order.
     fn node_ids(&self) -> impl DoubleEndedIterator<Item = NodeId> + ExactSizeIterator
     where

@@ -30,7 +30,7 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
         .node_ids()
         .filter(|&node| topology.dependents(node).is_empty() || draw(4) == 0)
         .collect();
-    let needed = crate::run::needed(topology, &outputs);
+    let needed = topology.needed_by(&outputs);
     let needed_nodes: Vec<NodeId> = topology.node_ids().filter(|n| needed[n.index()]).collect();
     let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
 

@@ -164,7 +164,7 @@ where
 {
     let topology = graph.topology()?;
     job.check(&graph, cluster.workers())?;
-    let needed = needed(topology, job.outputs());
+    let needed = topology.needed_by(job.outputs());
     let (builders, comms) = cluster.allocators(job.fingerprint(&graph))?;
     let threads = builders.len();
     let shared = Arc::new(Shared {
@@ -231,24 +231,6 @@ struct Shared<V> {
 }
 
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;
-
-/// Every node the outputs need.
-pub(crate) fn needed(topology: &Topology, outputs: &[NodeId]) -> Vec<bool> {
-    let mut needed = vec![false; topology.node_count()];
-    let mut stack = outputs.to_vec();
-    for node in outputs {
-        needed[node.index()] = true;
-    }
-    while let Some(node) = stack.pop() {
-        for &dep in topology.dependencies(node) {
-            if !needed[dep.index()] {
-                needed[dep.index()] = true;
-                stack.push(dep);
-            }
-        }
-    }
-    needed
-}
 
 /// The body of one worker thread: runs its share and puts its result aside.
 fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &Shared<V>) {

@@ -277,19 +277,7 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
         let n_sched = sched.node_count();
         let n_tasks = plan.exprs.len();
         // Needed: every scheduling ancestor of an output.
-        let mut needed = vec![false; n_sched];
-        let mut stack = plan.outputs.clone();
-        for node in &stack {
-            needed[node.index()] = true;
-        }
-        while let Some(node) = stack.pop() {
-            for &dep in sched.dependencies(node) {
-                if !needed[dep.index()] {
-                    needed[dep.index()] = true;
-                    stack.push(dep);
-                }
-            }
-        }
+        let needed = sched.needed_by(&plan.outputs);
         let waiting: Vec<AtomicU32> = (0..n_sched)
             .map(|i| {
                 let deps = sched.dependencies(NodeId::new(i));

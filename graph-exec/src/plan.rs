@@ -92,19 +92,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         }
 
         // Cull: everything the outputs need, and nothing else.
-        let mut needed = vec![false; n_nodes];
-        let mut stack = outputs.clone();
-        for node in &outputs {
-            needed[node.index()] = true;
-        }
-        while let Some(node) = stack.pop() {
-            for &dep in topology.dependencies(node) {
-                if !needed[dep.index()] {
-                    needed[dep.index()] = true;
-                    stack.push(dep);
-                }
-            }
-        }
+        let needed = topology.needed_by(&outputs);
 
         let mut compiler = Compiler {
             graph,
