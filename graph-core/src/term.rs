@@ -189,6 +189,29 @@ impl Term {
             }
         }
     }
+
+    /// How many calls and lists the term nests, one inside the next: `0` for
+    /// a literal or a reference. Terms are walked, copied and dropped by
+    /// recursion, one stack frame per level, so this is what bounds the
+    /// stack they need.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::Term;
+    ///
+    /// let term = Term::call("add", [Term::call("inc", [Term::key("x")]), Term::lit(1)]);
+    /// assert_eq!(term.nesting(), 2);
+    /// assert_eq!(Term::key("x").nesting(), 0);
+    /// ```
+    pub fn nesting(&self) -> usize {
+        match self {
+            Term::Lit(_) | Term::Ref(_) => 0,
+            Term::Call { args: items, .. } | Term::List(items) => {
+                1 + items.iter().map(Term::nesting).max().unwrap_or(0)
+            }
+        }
+    }
 }
 
 /// The iterator of [`Term::refs`].

@@ -35,12 +35,16 @@ pub struct FuseConfig {
     /// at the renamed tasks, so that fusing really shrinks the graph.
     /// Default: `false`.
     pub drop_aliases: bool,
-    /// Better than dask: the most tasks a fused term may nest, one inside
-    /// the next; `None` for no limit. dask fuses a chain of a million tasks
-    /// into one term a million calls deep, which no recursive executor or
-    /// serializer (dask's own included) can handle; this cuts such a chain
-    /// into fused pieces of at most this depth. It changes no decision on
-    /// graphs shallower than it. Default: [`DEFAULT_MAX_DEPTH`].
+    /// Better than dask: the most calls and lists a fused term may nest, one
+    /// inside the next ([`Term::nesting`](graph_core::Term::nesting)), each
+    /// fused task counting as at least one; `None` for no limit. dask fuses
+    /// a chain of a million tasks into one term a million calls deep, which
+    /// no recursive executor or serializer (dask's own included) can handle;
+    /// this cuts such a chain into fused pieces no deeper than the limit.
+    /// On tasks of one call each it counts tasks; tasks that already hold
+    /// nested calls (from `inline_functions`) count for their nesting. It
+    /// changes no decision on graphs shallower than it.
+    /// Default: [`DEFAULT_MAX_DEPTH`].
     pub max_depth: Option<usize>,
 }
 
@@ -155,7 +159,8 @@ struct Info {
     /// are the last `n_edges` of the edge stack, sorted, below those of the
     /// infos pushed after this one.
     n_edges: u32,
-    /// How many tasks its term nests, one inside the next.
+    /// How many levels its fused term nests ([`Work::levels`] summed along
+    /// the deepest path).
     depth: usize,
 }
 
@@ -175,6 +180,8 @@ struct Walk<'a, 'g> {
     max_height: f64,
     max_depth_new_edges: f64,
     max_depth: usize,
+    /// [`Work::nesting_of`]'s memo.
+    nesting: Vec<u32>,
     /// The edges of the infos on the info stack, in stack order.
     edges: Vec<u32>,
     /// Scratch space for a union of edges.
@@ -235,6 +242,7 @@ pub(crate) fn fuse_work(work: &mut Work<'_>, config: &FuseConfig, protected: &Fi
         max_height: config.max_height,
         max_depth_new_edges,
         max_depth: config.max_depth.unwrap_or(usize::MAX),
+        nesting: Vec::new(),
         edges: Vec::new(),
         scratch: Vec::new(),
         row: Vec::new(),
@@ -382,8 +390,13 @@ impl Walk<'_, '_> {
             num_nodes: 1,
             fudge: 0,
             n_edges: self.push_own_edges(node),
-            depth: 1,
+            depth: self.levels(node),
         }
+    }
+
+    /// [`Work::levels`] of a task.
+    fn levels(&mut self, node: u32) -> usize {
+        self.work.levels(node, &mut self.nesting)
     }
 
     fn run(&mut self) {
@@ -486,7 +499,7 @@ impl Walk<'_, '_> {
             fudge += 1;
         }
         let (height, width, num_nodes) = (info.height, info.width, info.num_nodes);
-        let depth = info.depth.saturating_add(1);
+        let depth = info.depth.saturating_add(self.levels(parent));
         if (num_nodes as i64 + fudge) as f64 / height as f64 <= self.ave_width
             && (no_new_edges || (height as f64) < self.max_depth_new_edges)
             && depth <= self.max_depth
@@ -528,6 +541,8 @@ impl Walk<'_, '_> {
         first: usize,
         more: bool,
     ) -> Option<Info> {
+        // The parent's own levels, before its children are substituted in.
+        let own = self.levels(parent);
         let infos = &info_stack[first..];
         let n_children = infos.len() as i64;
         let mut height = 1_u64;
@@ -563,7 +578,7 @@ impl Walk<'_, '_> {
             && width <= self.max_width
             && height as f64 <= self.max_height
             && (no_new_edges || (height as f64) < self.max_depth_new_edges)
-            && depth.saturating_add(1) <= self.max_depth;
+            && depth.saturating_add(own) <= self.max_depth;
         if fuses {
             self.absorb(parent, &info_stack[first..]);
         }
@@ -577,7 +592,7 @@ impl Walk<'_, '_> {
                     num_nodes: num_nodes + 1,
                     fudge,
                     n_edges,
-                    depth: depth + 1,
+                    depth: depth + own,
                 });
             }
             self.edges.clear();
@@ -597,7 +612,7 @@ impl Walk<'_, '_> {
         (self.ave_width - 1.0).trunc() as i64
     }
 
-    fn unfused_info(&self, parent: u32, width: f64, fudge: i64, n_edges: u32) -> Info {
+    fn unfused_info(&mut self, parent: u32, width: f64, fudge: i64, n_edges: u32) -> Info {
         Info {
             node: parent,
             height: 1,
@@ -605,7 +620,7 @@ impl Walk<'_, '_> {
             num_nodes: 1,
             fudge,
             n_edges,
-            depth: 1,
+            depth: self.levels(parent),
         }
     }
 

@@ -21,8 +21,9 @@ pub struct FuseLinearConfig {
     /// to it are pointed at the renamed task), so fusing really shrinks the
     /// graph. Default: `false`.
     pub drop_aliases: bool,
-    /// Better than dask: the most tasks one fused chain may nest; a longer
-    /// chain is cut into pieces of at most this many (see
+    /// Better than dask: the most calls and lists one fused chain's term may
+    /// nest, each task counting as at least one; a deeper chain is cut into
+    /// pieces no deeper than this (see
     /// [`FuseConfig::max_depth`](crate::FuseConfig::max_depth)). `None` for
     /// no limit. Default: [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH).
     pub max_depth: Option<usize>,
@@ -51,7 +52,7 @@ impl Default for FuseLinearConfig {
 /// an alias, and references to renamed keys are rewritten to the new names.
 /// Differs from dask: opaque tasks are never fused (their bodies are
 /// unknown), [`FuseLinearConfig::drop_aliases`], and
-/// [`FuseLinearConfig::max_depth`] cuts chains longer than it.
+/// [`FuseLinearConfig::max_depth`] cuts chains that would nest deeper than it.
 ///
 /// # Arguments
 ///
@@ -136,23 +137,25 @@ pub(crate) fn fuse_linear_work(
     }
     drop(user);
     drop(uses);
-    // Cut chains longer than the depth limit: every `max_depth`-th link
-    // from the bottom is removed.
-    let max_depth = config.max_depth.unwrap_or(usize::MAX).max(1);
-    if max_depth < n_nodes {
+    // Cut chains deeper than the depth limit: going up from the bottom, a
+    // link is removed where the next task's levels would pass the limit.
+    if let Some(max_depth) = config.max_depth {
+        let mut nesting = Vec::new();
         for bottom in 0..n_nodes {
             if parent_of[bottom] == NONE || has_child.contains(bottom) {
                 continue;
             }
-            let (mut at, mut length) = (bottom, 1);
+            let mut at = bottom;
+            let mut depth = work.levels(at as u32, &mut nesting);
             while parent_of[at] != NONE {
                 let parent = parent_of[at] as usize;
-                if length == max_depth {
+                let own = work.levels(parent as u32, &mut nesting);
+                if depth.saturating_add(own) > max_depth {
                     parent_of[at] = NONE;
                     has_child.set(parent, false);
-                    length = 1;
+                    depth = own;
                 } else {
-                    length += 1;
+                    depth += own;
                 }
                 at = parent;
             }

@@ -20,7 +20,8 @@ pub struct StageConfig {
     /// Keys that must stay tasks of their own (never coalesced into a
     /// dependent); typically the outputs.
     pub keys: Vec<Key>,
-    /// The most tasks one coalesced task may nest, one inside the next (see
+    /// The most calls and lists one coalesced task's term may nest, each task
+    /// counting as at least one (see
     /// [`FuseConfig::max_depth`](crate::FuseConfig::max_depth)); `None` for no
     /// limit. Default: [`DEFAULT_MAX_DEPTH`](crate::DEFAULT_MAX_DEPTH).
     pub max_depth: Option<usize>,
@@ -160,10 +161,13 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
         stage[node as usize] = s;
     }
     // Which tasks join their user, deciding bottom-up so that the depth of
-    // what a task has absorbed is known: `depth[n]` counts the tasks nested
-    // in n's coalesced term, one inside the next.
+    // what a task has absorbed is known: `depth[n]` counts the levels
+    // (`Work::levels`) nested in n's coalesced term, one inside the next.
     let max_depth = config.max_depth.unwrap_or(usize::MAX);
-    let mut depth = vec![1_usize; n_nodes];
+    let mut nesting = Vec::new();
+    let mut depth: Vec<usize> = (0..n_nodes as u32)
+        .map(|node| work.levels(node, &mut nesting))
+        .collect();
     let mut joins = FixedBitSet::with_capacity(n_nodes);
     for &node in &order {
         let i = node as usize;
@@ -174,12 +178,13 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
             && !is_wide(node, parent, wide_op(parent))
             && work.is_term(node)
             && work.is_term(parent)
-            && depth[i] < max_depth
         {
-            joins.insert(i);
-            let below = depth[i] + 1;
-            let d = &mut depth[parent as usize];
-            *d = (*d).max(below);
+            let below = depth[i].saturating_add(work.levels(parent, &mut nesting));
+            if below <= max_depth {
+                joins.insert(i);
+                let d = &mut depth[parent as usize];
+                *d = (*d).max(below);
+            }
         }
     }
     let mut task: Vec<NodeId> = (0..n_nodes).map(NodeId::new).collect();

@@ -423,6 +423,43 @@ impl<'g> Work<'g> {
         }
     }
 
+    /// How many calls and lists a body nests once expanded ([`Term::nesting`]);
+    /// an upper bound where an expression's references sit at different
+    /// depths, exact for chains. `memo` caches expressions' figures.
+    pub(crate) fn nesting_of(&self, slot: Slot, memo: &mut Vec<u32>) -> usize {
+        match slot {
+            Slot::Ref(_) => 0,
+            Slot::Src(m) => match self.src_body(m) {
+                Body::Term(term) => term.nesting(),
+                Body::Opaque(_) => 0,
+            },
+            Slot::Expr(e) => {
+                let i = e as usize;
+                if memo.len() <= i {
+                    memo.resize(self.exprs.len(), u32::MAX);
+                }
+                if memo[i] != u32::MAX {
+                    return memo[i] as usize;
+                }
+                let base = self.nesting_of(Slot::Src(self.exprs[i].base), memo);
+                let mut deepest = 0;
+                for &slot in self.expr_slots(e) {
+                    deepest = deepest.max(self.nesting_of(slot, memo));
+                }
+                let nesting = base.saturating_add(deepest);
+                memo[i] = u32::try_from(nesting).unwrap_or(u32::MAX - 1);
+                nesting
+            }
+        }
+    }
+
+    /// How many levels a task counts toward a `max_depth` limit: its body's
+    /// nesting, and at least one (so that on tasks of one call each, the
+    /// limit counts tasks).
+    pub(crate) fn levels(&self, node: u32, memo: &mut Vec<u32>) -> usize {
+        self.nesting_of(self.body(node), memo).max(1)
+    }
+
     /// The alive node with this key.
     pub(crate) fn find(&self, key: &Key) -> Option<u32> {
         let node = match self.src.node_id(key) {
