@@ -891,59 +891,41 @@ impl<'g> Work<'g> {
     /// Builds the output graph and its dependencies, copying from the input
     /// graph every body and key it keeps (a work graph made by
     /// [`Work::new`]).
-    pub(crate) fn finish(mut self) -> Result<Optimized, Error> {
+    pub(crate) fn finish(self) -> Result<Optimized, Error> {
         debug_assert!(self.owned.is_none(), "moved bodies go through into_plan");
         let emit = self.emit_order();
-        let (dependencies, new_id) = self.output_dependencies(&emit);
-        let mut new_keys: Vec<Option<Key>> = std::mem::take(&mut self.new_keys)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let (dependencies, _) = self.output_dependencies(&emit);
         let n_src = self.n_src;
-        let mut builder = Builder {
-            work: &self,
-            owned: None,
-            uses: Vec::new(),
-            steps: Vec::new(),
-            built: Vec::new(),
+        // A node's key, copied (keys share their parts, so this allocates
+        // nothing).
+        let key = |x: u32| -> Key {
+            let x = x as usize;
+            if x < n_src {
+                builder_key(&self, x)
+            } else {
+                self.new_keys[x - n_src].clone()
+            }
         };
+        // The bodies are built in parallel, each from the input's terms and
+        // the work graph, both only read; the graph is then filled in order.
+        let bodies: Vec<Body> = emit
+            .par_iter()
+            .with_min_len(1024)
+            .map_init(
+                || Builder::new(&self, None),
+                |builder, &node| builder.body(self.body[node as usize], &key),
+            )
+            .collect();
         let mut graph = TaskGraph::with_capacity(emit.len());
-        for (at, &node) in emit.iter().enumerate() {
+        for (at, (&node, body)) in emit.iter().zip(bodies).enumerate() {
             if let Some(&next) = emit.get(at + AHEAD) {
                 if (next as usize) < n_src {
-                    let next = NodeId::from_u32(next);
-                    touch(self.src.key(next));
-                    touch_body(&self.src.task(next).body);
+                    touch(self.src.key(NodeId::from_u32(next)));
                 }
             }
-            let i = node as usize;
-            let body = {
-                // A task created by a pass is referenced by its alias, which
-                // comes after it: by then its key is in the output.
-                let key = |x: u32| -> Key {
-                    let x = x as usize;
-                    if x < n_src {
-                        builder_key(&self, x)
-                    } else {
-                        match &new_keys[x - n_src] {
-                            Some(key) => key.clone(),
-                            None => graph.key(NodeId::from_u32(new_id[x])).clone(),
-                        }
-                    }
-                };
-                builder.body(self.body[i], &key)
-            };
-            let key = if i < n_src {
-                self.src.key(NodeId::new(i)).clone()
-            } else {
-                new_keys[i - n_src]
-                    .take()
-                    .expect("a created task is emitted once")
-            };
             let (size, cost) = self.size_cost(node);
-            graph.insert_task(key, Task { body, size, cost })?;
+            graph.insert_task(key(node), Task { body, size, cost })?;
         }
-        drop(builder);
         Ok(Optimized {
             graph,
             dependencies,
@@ -959,13 +941,7 @@ impl<'g> Work<'g> {
         let emit = self.emit_order();
         let (dependencies, _) = self.output_dependencies(&emit);
         let owned = self.owned.take().expect("bodies were moved out");
-        let mut builder = Builder {
-            uses: vec![0; self.n_src],
-            owned: Some(owned),
-            work: &self,
-            steps: Vec::new(),
-            built: Vec::new(),
-        };
+        let mut builder = Builder::new(&self, Some(owned));
         for &node in &emit {
             builder.count(self.body[node as usize]);
         }
@@ -1078,18 +1054,9 @@ impl Plan {
     }
 }
 
-/// How many tasks ahead of the one being built its key and body are read
+/// How many tasks ahead of the one being inserted its key is read
 /// (see [`touch`]).
 const AHEAD: usize = 8;
-
-/// Reads the first levels of a body, as [`touch`] reads a key.
-fn touch_body(body: &Body) {
-    if let Body::Term(Term::Call { args: items, .. } | Term::List(items)) = body {
-        if let Some(Term::Call { args: items, .. } | Term::List(items)) = items.first() {
-            std::hint::black_box(items.len());
-        }
-    }
-}
 
 /// Reads the parts of a key that hashing it reads, so that they are in the
 /// cache when it is hashed a little later: the input's keys live in many
@@ -1127,7 +1094,23 @@ enum Step {
     Assemble(u32, usize),
 }
 
-impl<'g> Builder<'_, 'g> {
+impl<'a, 'g> Builder<'a, 'g> {
+    /// A builder over a work graph; `owned` are the source bodies when they
+    /// were moved out of the input.
+    fn new(work: &'a Work<'g>, owned: Option<Vec<Body>>) -> Self {
+        Builder {
+            uses: if owned.is_some() {
+                vec![0; work.n_src]
+            } else {
+                Vec::new()
+            },
+            owned,
+            work,
+            steps: Vec::new(),
+            built: Vec::new(),
+        }
+    }
+
     /// Counts the uses of source bodies that building `slot` will make.
     fn count(&mut self, slot: Slot) {
         // An explicit stack: expressions nest as deep as the chains fused.
