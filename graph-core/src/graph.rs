@@ -217,6 +217,45 @@ impl TaskGraph {
         &mut self.tasks[node.index()]
     }
 
+    /// Keeps the tasks for which `keep` returns `true`, in their order, and
+    /// lets it change each task it sees; `keep` is called once per task, in
+    /// node id order, with the node id it had before the call. The kept keys
+    /// are not hashed again, which makes this the cheap way to build a graph
+    /// that keeps most of another's keys. Drops the cached topology.
+    ///
+    /// # Complexity
+    ///
+    /// O(V), plus dropping the tasks not kept.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{Key, NodeId, TaskGraph, Term};
+    ///
+    /// let mut graph = TaskGraph::builder()
+    ///     .task("x", Term::lit(1))
+    ///     .task("y", Term::lit(2))
+    ///     .task("z", Term::call("inc", [Term::key("x")]))
+    ///     .build()?;
+    /// graph.retain(|node, _, task| {
+    ///     task.size = Some(8);
+    ///     node != NodeId::new(1)
+    /// });
+    /// assert_eq!(graph.keys().cloned().collect::<Vec<_>>(), [Key::from("x"), Key::from("z")]);
+    /// assert_eq!(graph.node_id(&Key::from("z")), Some(NodeId::new(1)));
+    /// assert_eq!(graph.task(NodeId::new(1)).size, Some(8));
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(NodeId, &Key, &mut Task) -> bool) {
+        self.topology = OnceLock::new();
+        let mut node = 0;
+        self.tasks.retain(|key, task| {
+            let kept = keep(NodeId::new(node), key, task);
+            node += 1;
+            kept
+        });
+    }
+
     /// Every key and task, in node id order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Key, &Task)> + DoubleEndedIterator {
         self.tasks.iter()

@@ -1,7 +1,7 @@
 //! `Dependencies`: every reference of every task, by node id, in compressed
 //! sparse rows; what each pass returns so that the next need not recompute it.
 
-use graph_core::{Dag, NodeId, TaskGraph, Topology};
+use graph_core::{Body, Dag, NodeId, TaskGraph, Topology};
 use rayon::prelude::*;
 
 use crate::Error;
@@ -112,6 +112,8 @@ pub(crate) struct Resolved {
     pub(crate) deps: Dependencies,
     /// The shape of each body.
     pub(crate) kinds: Vec<Kind>,
+    /// How many calls and lists each body nests ([`Term::nesting`](graph_core::Term::nesting)).
+    pub(crate) nestings: Vec<u32>,
     /// Each task's size and cost; empty when no task has one.
     pub(crate) sizes: Vec<Option<u64>>,
     pub(crate) costs: Vec<Option<f64>>,
@@ -128,55 +130,63 @@ pub(crate) fn resolve(graph: &TaskGraph) -> Result<Resolved, Error> {
     let n = graph.len();
     let mut counts = vec![0_u32; n];
     let mut kinds = vec![Kind::Opaque; n];
+    let mut nestings = vec![0_u32; n];
     let mut any_size = false;
     let mut any_cost = false;
     // Each chunk fills its part of the per-task vectors and returns its
     // references, which vary in number.
-    let resolve_chunk =
-        |chunk: usize, counts: &mut [u32], kinds: &mut [Kind]| -> Result<Chunk, Error> {
-            let (mut any_size, mut any_cost) = (false, false);
-            let first = chunk * CHUNK;
-            let mut targets = Vec::with_capacity(counts.len() * 2);
-            for i in 0..counts.len() {
-                let node = NodeId::new(first + i);
-                let task = graph.task(node);
-                let row = topology.dependencies(node);
-                let mut count = 0_usize;
-                task.body.for_each_ref(&mut |_| count += 1);
-                if count == row.len() {
-                    targets.extend_from_slice(row);
-                } else {
-                    // Repeats, or a reference to itself (which the topology drops).
-                    let mut this = false;
-                    task.body.for_each_ref(&mut |dep| {
-                        let dep = graph
-                            .node_id(dep)
-                            .expect("the topology resolved every reference");
-                        this |= dep == node;
-                        targets.push(dep);
+    let resolve_chunk = |chunk: usize,
+                         counts: &mut [u32],
+                         kinds: &mut [Kind],
+                         nestings: &mut [u32]|
+     -> Result<Chunk, Error> {
+        let (mut any_size, mut any_cost) = (false, false);
+        let first = chunk * CHUNK;
+        let mut targets = Vec::with_capacity(counts.len() * 2);
+        for i in 0..counts.len() {
+            let node = NodeId::new(first + i);
+            let task = graph.task(node);
+            let row = topology.dependencies(node);
+            let mut count = 0_usize;
+            task.body.for_each_ref(&mut |_| count += 1);
+            if count == row.len() {
+                targets.extend_from_slice(row);
+            } else {
+                // Repeats, or a reference to itself (which the topology drops).
+                let mut this = false;
+                task.body.for_each_ref(&mut |dep| {
+                    let dep = graph
+                        .node_id(dep)
+                        .expect("the topology resolved every reference");
+                    this |= dep == node;
+                    targets.push(dep);
+                });
+                if this {
+                    return Err(Error::SelfReference {
+                        key: graph.key(node).clone(),
                     });
-                    if this {
-                        return Err(Error::SelfReference {
-                            key: graph.key(node).clone(),
-                        });
-                    }
                 }
-                counts[i] = count as u32;
-                kinds[i] = Kind::of(&task.body);
-                any_size |= task.size.is_some();
-                any_cost |= task.cost.is_some();
             }
-            Ok((targets, any_size, any_cost))
-        };
+            counts[i] = count as u32;
+            kinds[i] = Kind::of(&task.body);
+            nestings[i] = nesting(&task.body);
+            any_size |= task.size.is_some();
+            any_cost |= task.cost.is_some();
+        }
+        Ok((targets, any_size, any_cost))
+    };
     let chunks: Vec<Result<Chunk, Error>> = if n <= CHUNK {
         // One chunk: no work for other threads.
-        vec![resolve_chunk(0, &mut counts, &mut kinds)]
+        vec![resolve_chunk(0, &mut counts, &mut kinds, &mut nestings)]
     } else {
         counts
             .par_chunks_mut(CHUNK)
             .zip(kinds.par_chunks_mut(CHUNK))
+            .zip(nestings.par_chunks_mut(CHUNK))
             .enumerate()
-            .map(|(chunk, (counts, kinds))| resolve_chunk(chunk, counts, kinds))
+            .map(|(chunk, ((counts, kinds), nestings))| {
+                resolve_chunk(chunk, counts, kinds, nestings)
+            })
             .collect()
     };
     let mut targets = Vec::with_capacity(2 * (topology.edge_count() + n / 8));
@@ -207,9 +217,18 @@ pub(crate) fn resolve(graph: &TaskGraph) -> Result<Resolved, Error> {
     Ok(Resolved {
         deps: Dependencies { offsets, targets },
         kinds,
+        nestings,
         sizes,
         costs,
     })
+}
+
+/// How many calls and lists a body nests; an opaque body, none.
+fn nesting(body: &Body) -> u32 {
+    match body {
+        Body::Term(term) => u32::try_from(term.nesting()).unwrap_or(u32::MAX),
+        Body::Opaque(_) => 0,
+    }
 }
 
 /// A per-task column of rare metadata (sizes, costs): empty unless some
@@ -242,6 +261,7 @@ pub(crate) fn check(graph: &TaskGraph, deps: &Dependencies) -> Result<Resolved, 
         .into());
     }
     let mut kinds = Vec::with_capacity(graph.len());
+    let mut nestings = Vec::with_capacity(graph.len());
     let mut sizes = Vec::with_capacity(graph.len());
     let mut costs = Vec::with_capacity(graph.len());
     for (i, (key, task)) in graph.iter().enumerate() {
@@ -256,6 +276,7 @@ pub(crate) fn check(graph: &TaskGraph, deps: &Dependencies) -> Result<Resolved, 
             });
         }
         kinds.push(Kind::of(&task.body));
+        nestings.push(nesting(&task.body));
         sizes.push(task.size);
         costs.push(task.cost);
     }
@@ -268,6 +289,7 @@ pub(crate) fn check(graph: &TaskGraph, deps: &Dependencies) -> Result<Resolved, 
     Ok(Resolved {
         deps: deps.clone(),
         kinds,
+        nestings,
         sizes,
         costs,
     })

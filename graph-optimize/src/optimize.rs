@@ -242,7 +242,7 @@ pub fn optimize_owned(
         let plan = work.into_plan();
         (plan, report)
     };
-    let optimized = plan.build(graph.into_tasks().map(|(key, _)| key))?;
+    let optimized = plan.build(graph)?;
     report.tasks_after = optimized.graph.len();
     report.total = started.elapsed();
     Ok((optimized, report))

@@ -91,6 +91,8 @@ pub(crate) struct Work<'g> {
     src_refs: Vec<u32>,
     /// The shape of each source body.
     kinds: Vec<Kind>,
+    /// How many calls and lists each source body nests.
+    nestings: Vec<u32>,
     /// The keys of the tasks passes created, in node order from `n_src`.
     new_keys: IndexSet<Key, FxBuildHasher>,
     body: Vec<Slot>,
@@ -104,8 +106,6 @@ pub(crate) struct Work<'g> {
     /// Row `n` of the references: `arena[rows[n].0..][..rows[n].1]`.
     rows: Vec<(u32, u32)>,
     arena: Vec<u32>,
-    /// The task a node's body moved to when it was renamed (it became an alias).
-    renamed_to: Vec<u32>,
     /// The names of the input's keys, once renames need them, and how many
     /// keys were looked up before.
     heads: Option<Heads<'g>>,
@@ -195,6 +195,7 @@ impl<'g> Work<'g> {
         let Resolved {
             deps: Dependencies { offsets, targets },
             kinds,
+            nestings,
             sizes,
             costs,
         } = resolved;
@@ -204,8 +205,6 @@ impl<'g> Work<'g> {
         rows.extend(offsets.windows(2).map(|w| (w[0], w[1] - w[0])));
         let mut body = Vec::with_capacity(2 * n);
         body.extend((0..n as u32).map(Slot::Src));
-        let mut renamed_to = Vec::with_capacity(2 * n);
-        renamed_to.resize(n, NONE);
         let mut alive = FixedBitSet::with_capacity(n);
         alive.insert_range(..);
         Work {
@@ -215,6 +214,7 @@ impl<'g> Work<'g> {
             src_refs: offsets,
             arena,
             kinds,
+            nestings,
             new_keys: IndexSet::default(),
             body,
             // Room for the expressions passes build, reserved once.
@@ -225,7 +225,6 @@ impl<'g> Work<'g> {
             alive,
             n_alive: n,
             rows,
-            renamed_to,
             heads: None,
             lookups: 0,
         }
@@ -429,10 +428,7 @@ impl<'g> Work<'g> {
     pub(crate) fn nesting_of(&self, slot: Slot, memo: &mut Vec<u32>) -> usize {
         match slot {
             Slot::Ref(_) => 0,
-            Slot::Src(m) => match self.src_body(m) {
-                Body::Term(term) => term.nesting(),
-                Body::Opaque(_) => 0,
-            },
+            Slot::Src(m) => self.nestings[m as usize] as usize,
             Slot::Expr(e) => {
                 let i = e as usize;
                 if memo.len() <= i {
@@ -675,8 +671,6 @@ impl<'g> Work<'g> {
         self.alive.grow(new as usize + 1);
         self.alive.insert(new as usize);
         self.n_alive += 1;
-        self.renamed_to.push(NONE);
-        self.renamed_to[i] = new;
         self.set(node, Slot::Ref(new), &[new]);
         Some(new)
     }
@@ -688,13 +682,6 @@ impl<'g> Work<'g> {
         self.rows.reserve(additional);
         self.sizes.reserve(additional);
         self.costs.reserve(additional);
-        self.renamed_to.reserve(additional);
-    }
-
-    /// The task an alias made by [`Work::try_rename`] points to.
-    pub(crate) fn renamed_to(&self, node: u32) -> Option<u32> {
-        let to = self.renamed_to[node as usize];
-        (to != NONE).then_some(to)
     }
 
     /// Makes every reference to an alias in `is_alias` point at the task it
@@ -847,25 +834,11 @@ impl<'g> Work<'g> {
         self.arena.extend_from_slice(&tail);
     }
 
-    /// The alive nodes in output order: a renamed task takes the place of
-    /// the task it was renamed from, just before it.
+    /// The alive nodes in output order: the input's tasks that stay, in
+    /// order, then the tasks passes created (renamed fused tasks), in the
+    /// order they were made.
     fn emit_order(&self) -> Vec<u32> {
-        let mut emit: Vec<u32> = Vec::with_capacity(self.n_alive);
-        let mut chain = Vec::new();
-        for node in 0..self.n_src as u32 {
-            chain.clear();
-            let mut at = node;
-            while let Some(to) = self.renamed_to(at) {
-                chain.push(to);
-                at = to;
-            }
-            emit.extend(chain.iter().rev().filter(|&&n| self.is_alive(n)));
-            if self.is_alive(node) {
-                emit.push(node);
-            }
-        }
-        debug_assert_eq!(emit.len(), self.n_alive);
-        emit
+        self.alive_nodes().collect()
     }
 
     /// The output's dependencies: the alive nodes' rows, renumbered; and
@@ -1012,44 +985,69 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The output graph; `keys` are the input's keys, in node order.
-    pub(crate) fn build(mut self, keys: impl Iterator<Item = Key>) -> Result<Optimized, Error> {
-        let mut graph = TaskGraph::with_capacity(self.emit.len());
-        let mut built = self.built.into_iter();
-        // The output takes the input's tasks in node order.
-        let mut keys = keys.enumerate();
-        for (at, &node) in self.emit.iter().enumerate() {
-            let i = node as usize;
-            let key = if i < self.n_src {
-                loop {
-                    let (j, key) = keys.next().expect("each input key is used once");
-                    if j == i {
-                        break key;
-                    }
-                }
-            } else {
-                self.new_keys[i - self.n_src]
-                    .take()
-                    .expect("a created task is emitted once")
-            };
-            let body = if self.moved[at] {
-                let m = self.body_of[at] as usize;
-                std::mem::replace(&mut self.bodies[m], Body::Opaque(Vec::new()))
+    /// The output graph, made from the input graph the bodies were moved out
+    /// of: the input tasks that stay are kept in place, in order, and given
+    /// their bodies (their keys are not hashed again); the tasks passes
+    /// created follow.
+    pub(crate) fn build(self, mut graph: TaskGraph) -> Result<Optimized, Error> {
+        let Plan {
+            n_src,
+            mut new_keys,
+            emit,
+            sizes,
+            costs,
+            moved,
+            body_of,
+            mut bodies,
+            built,
+            dependencies,
+        } = self;
+        let mut built = built.into_iter();
+        let mut body = |at: usize| -> Body {
+            if moved[at] {
+                std::mem::replace(&mut bodies[body_of[at] as usize], Body::Opaque(Vec::new()))
             } else {
                 built
                     .next()
                     .expect("a body was built for each task that does not move")
-            };
-            let task = Task {
-                body,
-                size: self.sizes.get(i).copied().flatten(),
-                cost: self.costs.get(i).copied().flatten(),
-            };
-            graph.insert_task(key, task)?;
+            }
+        };
+        let size_cost = |i: usize| {
+            (
+                sizes.get(i).copied().flatten(),
+                costs.get(i).copied().flatten(),
+            )
+        };
+        // The emitted input tasks come first, in node order.
+        let mut at = 0;
+        graph.retain(|node, _, task| {
+            if emit.get(at) != Some(&node.as_u32()) {
+                return false;
+            }
+            task.body = body(at);
+            (task.size, task.cost) = size_cost(node.index());
+            at += 1;
+            true
+        });
+        for (at, &node) in emit.iter().enumerate().skip(at) {
+            let i = node as usize;
+            debug_assert!(i >= n_src, "input tasks were emitted first");
+            let key = new_keys[i - n_src]
+                .take()
+                .expect("a created task is emitted once");
+            let (size, cost) = size_cost(i);
+            graph.insert_task(
+                key,
+                Task {
+                    body: body(at),
+                    size,
+                    cost,
+                },
+            )?;
         }
         Ok(Optimized {
             graph,
-            dependencies: self.dependencies,
+            dependencies,
         })
     }
 }
