@@ -841,9 +841,9 @@ impl<'g> Work<'g> {
         self.alive_nodes().collect()
     }
 
-    /// The output's dependencies: the alive nodes' rows, renumbered; and
-    /// each node's position in the output (`NONE` for dead nodes).
-    fn output_dependencies(&self, emit: &[u32]) -> (Dependencies, Vec<u32>) {
+    /// The output's dependencies: the alive nodes' rows, renumbered to their
+    /// positions in `emit`.
+    fn output_dependencies(&self, emit: &[u32]) -> Dependencies {
         let mut new_id = vec![NONE; self.node_count()];
         for (i, &node) in emit.iter().enumerate() {
             new_id[node as usize] = i as u32;
@@ -858,7 +858,7 @@ impl<'g> Work<'g> {
             }
             offsets.push(targets.len() as u32);
         }
-        (Dependencies { offsets, targets }, new_id)
+        Dependencies { offsets, targets }
     }
 
     /// Builds the output graph and its dependencies, copying from the input
@@ -867,7 +867,7 @@ impl<'g> Work<'g> {
     pub(crate) fn finish(self) -> Result<Optimized, Error> {
         debug_assert!(self.owned.is_none(), "moved bodies go through into_plan");
         let emit = self.emit_order();
-        let (dependencies, _) = self.output_dependencies(&emit);
+        let dependencies = self.output_dependencies(&emit);
         let n_src = self.n_src;
         // A node's key, copied (keys share their parts, so this allocates
         // nothing).
@@ -912,7 +912,7 @@ impl<'g> Work<'g> {
     /// apart for its keys ([`Plan::build`]).
     pub(crate) fn into_plan(mut self) -> Plan {
         let emit = self.emit_order();
-        let (dependencies, _) = self.output_dependencies(&emit);
+        let dependencies = self.output_dependencies(&emit);
         let owned = self.owned.take().expect("bodies were moved out");
         let mut builder = Builder::new(&self, Some(owned));
         for &node in &emit {
