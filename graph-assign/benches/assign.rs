@@ -4,7 +4,7 @@
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use graph_assign::{Workers, assign, assign_mars};
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 use graph_core::{Dag, Topology};
 
 fn main() {
@@ -41,7 +41,7 @@ fn mars(bencher: Bencher<'_, '_>, tasks: usize) {
     bencher
         .counter(ItemsCount::new(dag.node_count()))
         .bench(|| {
-            let assignment = assign_mars(black_box(&dag), &workers);
+            let assignment = assign_mars(black_box(&dag), &workers).unwrap();
             assert_eq!(assignment.len(), dag.node_count());
             assignment
         });

@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release -p graph-assign --example compare -- OUT_DIR [TASKS [SEED]] [--ours-only] [--no-write]`
 //!
-//! The shapes are `graph_core::testing::Shape::ALL`, generated with SEED
+//! The shapes are `graph_core::generate::Shape::ALL`, generated with SEED
 //! (0 by default; only the random DAG uses it) and written to `OUT_DIR/SHAPE.json`, so `scripts/metis_compare.py` reads
 //! the very graphs measured here. `--ours-only` skips the baselines and
 //! `--no-write` the files (for quick runs on large graphs).
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use graph_assign::{Metrics, Workers, assign, assign_greedy, assign_mars};
 use graph_core::json;
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let seconds = start.elapsed().as_secs_f64();
             let mut runs = vec![("assign", ours)];
             if !ours_only {
-                runs.push(("assign_mars", assign_mars(dag, &workers)));
+                runs.push(("assign_mars", assign_mars(dag, &workers).unwrap()));
                 runs.push(("assign_greedy", assign_greedy(dag, &workers, None, None)?));
             }
             for (strategy, assignment) in runs {

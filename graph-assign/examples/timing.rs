@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use graph_assign::{Metrics, Workers, assign, assign_mars};
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cpu_start = cpu_seconds();
     let start = Instant::now();
     let assignment = if mode == "--mars" {
-        assign_mars(dag, &workers)
+        assign_mars(dag, &workers).unwrap()
     } else {
         assign(dag, &workers, None, None)?
     };

@@ -4,11 +4,18 @@ use graph_core::NodeId;
 
 /// Everything that can go wrong placing a graph on workers.
 ///
-/// Every variant is a problem with the input (the workers, or a per-task
-/// slice that does not fit the graph); the algorithms themselves cannot fail.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+/// Every variant is a problem with the input (the graph, the workers, or a
+/// per-task slice that does not fit the graph); the algorithms themselves
+/// cannot fail.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The graph is not a DAG: a cycle (a task that depends on itself
+    /// included), or a dependency on a node that does not exist. Every
+    /// algorithm checks a caller's [`Dag`](graph_core::Dag) once, with
+    /// [`Topology::checked`](graph_core::Topology::checked).
+    #[error(transparent)]
+    Graph(#[from] graph_core::Error),
     /// A placement was asked for on zero workers.
     #[error("no workers: a placement needs at least one worker")]
     NoWorkers,

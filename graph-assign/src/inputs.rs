@@ -1,7 +1,7 @@
 //! Per-task inputs: sizes and costs from a graph's metadata, their checks,
-//! and the traversals (topological, depth-first) the algorithms share.
+//! and the depth-first traversal the partitioner starts from.
 
-use graph_core::{Dag, NodeId, TaskGraph};
+use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 use crate::Error;
 
@@ -91,39 +91,12 @@ pub(crate) fn loads(costs: Option<&[f64]>, node_count: usize) -> Result<Vec<f64>
     }
 }
 
-/// Kahn's topological order, seeded and advanced in increasing id order of
-/// readiness (first in, first out).
-pub(crate) fn topological_order(dag: &dyn Dag) -> Vec<u32> {
-    let n_nodes = dag.node_count();
-    let mut missing: Vec<u32> = (0..n_nodes)
-        .map(|i| dag.dependencies(NodeId::new(i)).len() as u32)
-        .collect();
-    let mut order: Vec<u32> = (0..n_nodes as u32)
-        .filter(|&i| missing[i as usize] == 0)
-        .collect();
-    order.reserve(n_nodes - order.len());
-    let mut head = 0;
-    while head < order.len() {
-        let node = NodeId::from_u32(order[head]);
-        head += 1;
-        for &dependent in dag.dependents(node) {
-            let count = &mut missing[dependent.index()];
-            *count -= 1;
-            if *count == 0 {
-                order.push(dependent.as_u32());
-            }
-        }
-    }
-    debug_assert_eq!(order.len(), n_nodes, "a Dag is acyclic");
-    order
-}
-
 /// A depth-first post-order through dependencies, started from the sinks
 /// (tasks nothing depends on) in increasing id order: every task right after
 /// the last of its dependencies that was not yet placed. Work that feeds the
 /// same result ends up next to each other, which is what makes contiguous
 /// slices of this order good parts.
-pub(crate) fn dependency_post_order(dag: &dyn Dag) -> Vec<u32> {
+pub(crate) fn dependency_post_order(dag: &Topology) -> Vec<u32> {
     let n_nodes = dag.node_count();
     let mut order = Vec::with_capacity(n_nodes);
     let mut seen = vec![false; n_nodes];

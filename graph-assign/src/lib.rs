@@ -11,13 +11,16 @@
 //!   to METIS' edge cut with every load within 3% of its share, in
 //!   near-linear time.
 //! - [`assign_mars`]: Mars' `GraphAssigner` heuristic, deterministic.
-//! - [`decide_worker`] and [`Cluster`]: dask.distributed's rule for one ready
+//! - [`decide_worker`] and [`ClusterState`]: dask.distributed's rule for one ready
 //!   task; [`assign_greedy`] applies it to a whole graph.
 //! - [`Metrics`], [`edge_cut`], [`transfer_bytes`], [`imbalance`].
 //! - [`sizes_of`], [`costs_of`]: per-task inputs from a graph's metadata.
 //!
 //! Every algorithm takes `&impl Dag` and per-task data as slices indexed by
-//! node, so it runs on any graph and any sizes or costs a caller has.
+//! node, so it runs on any graph and any sizes or costs a caller has. A
+//! [`Topology`](graph_core::Topology) is used as it is; any other `Dag` is
+//! checked once ([`Topology::checked`](graph_core::Topology::checked)), and a
+//! cycle or a dependency out of range is refused with [`Error::Graph`].
 //!
 //! # Example
 //!
@@ -27,10 +30,10 @@
 #![doc = include_str!("../tests/crate_example.rs")]
 //! ```
 
-mod dask;
+mod decide_worker;
 mod error;
 mod fm;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod inputs;
 mod mars;
@@ -39,7 +42,7 @@ mod multilevel;
 mod partition;
 mod workers;
 
-pub use dask::{Cluster, DEFAULT_BANDWIDTH, assign_greedy, decide_worker};
+pub use decide_worker::{ClusterState, DEFAULT_BANDWIDTH, assign_greedy, decide_worker};
 pub use error::Error;
 pub use inputs::{costs_of, sizes_of};
 pub use mars::{assign_mars, shuffle_reducers};

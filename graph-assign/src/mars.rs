@@ -3,10 +3,9 @@
 
 use std::collections::VecDeque;
 
-use graph_core::{Dag, NodeId};
+use graph_core::{Dag, NodeId, Topology};
 
-use crate::inputs::topological_order;
-use crate::{Assignment, Workers};
+use crate::{Assignment, Error, Workers};
 
 const NONE: u32 = u32::MAX;
 
@@ -53,7 +52,8 @@ const NONE: u32 = u32::MAX;
 ///
 /// # Errors
 ///
-/// None: a [`Workers`] value always has a worker with a slot.
+/// [`Error::Graph`] if `dag` is not a DAG (a [`Workers`] value always has a
+/// worker with a slot, so nothing else can fail).
 ///
 /// # Complexity
 ///
@@ -70,16 +70,17 @@ const NONE: u32 = u32::MAX;
 ///
 /// // Two independent chains 0 -> 1 -> 2 and 3 -> 4 -> 5: one per worker.
 /// let dag = Topology::from_edges(6, [(0, 1), (1, 2), (3, 4), (4, 5)])?;
-/// let assignment = assign_mars(&dag, &Workers::new(2)?);
+/// let assignment = assign_mars(&dag, &Workers::new(2)?)?;
 /// assert_eq!(assignment.as_slice(), [1, 1, 1, 0, 0, 0]);
 /// assert_eq!(edge_cut(&dag, &assignment)?, 0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn assign_mars(dag: &impl Dag, workers: &Workers) -> Assignment {
-    Assignment::new_unchecked(mars(dag, workers), workers.count())
+pub fn assign_mars(dag: &impl Dag, workers: &Workers) -> Result<Assignment, Error> {
+    let placement = mars(&*Topology::checked(dag)?, workers);
+    Ok(Assignment::new_unchecked(placement, workers.count()))
 }
 
-fn mars(dag: &dyn Dag, workers: &Workers) -> Vec<u32> {
+fn mars(dag: &Topology, workers: &Workers) -> Vec<u32> {
     let n_nodes = dag.node_count();
     let n_workers = workers.count();
     let mut is_start = vec![false; n_nodes];
@@ -137,13 +138,13 @@ fn mars(dag: &dyn Dag, workers: &Workers) -> Vec<u32> {
     let mut res = vec![0_u32; n_nodes];
     let mut counts = vec![0_u32; n_workers];
     let mut touched: Vec<u32> = Vec::new();
-    for node in topological_order(dag) {
-        let node = node as usize;
+    for &id in dag.topological_order() {
+        let node = id.index();
         if is_start[node] {
             res[node] = marked[node];
             continue;
         }
-        for &dep in dag.dependencies(NodeId::new(node)) {
+        for &dep in dag.dependencies(id) {
             let w = res[dep.index()];
             if counts[w as usize] == 0 {
                 touched.push(w);
@@ -208,7 +209,7 @@ impl Search {
     #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
-        dag: &dyn Dag,
+        dag: &Topology,
         is_start: &[bool],
         start: u32,
         worker: u32,
@@ -281,22 +282,26 @@ impl Search {
 /// # Example
 ///
 /// ```
-/// use graph_core::{Dag, NodeId, testing};
+/// use graph_core::{Dag, NodeId, generate};
 ///
 /// // 4 inputs, 4 x 4 splits, 4 outputs: the outputs are the reducers.
-/// let graph = testing::shuffle_split(4, 4);
-/// let reducers = graph_assign::shuffle_reducers(graph.topology()?);
+/// let graph = generate::shuffle_split(4, 4);
+/// let reducers = graph_assign::shuffle_reducers(graph.topology()?)?;
 /// let keys: Vec<String> = reducers.iter().map(|&n| graph.key(n).to_string()).collect();
 /// assert_eq!(keys, ["('output', 0)", "('output', 1)", "('output', 2)", "('output', 3)"]);
-/// # Ok::<(), graph_core::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn shuffle_reducers(dag: &impl Dag) -> Vec<NodeId> {
-    reducers(dag)
+///
+/// # Errors
+///
+/// [`Error::Graph`] if `dag` is not a DAG.
+pub fn shuffle_reducers(dag: &impl Dag) -> Result<Vec<NodeId>, Error> {
+    Ok(reducers(&*Topology::checked(dag)?))
 }
 
 const MIN_SHUFFLE: usize = 3;
 
-fn reducers(dag: &dyn Dag) -> Vec<NodeId> {
+fn reducers(dag: &Topology) -> Vec<NodeId> {
     let is_split =
         |node: NodeId| dag.dependencies(node).len() == 1 && dag.dependents(node).len() == 1;
     let source = |dep: NodeId| {

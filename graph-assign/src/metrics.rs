@@ -1,6 +1,6 @@
 //! How good a placement is: edge cut, transfer bytes and load imbalance.
 
-use graph_core::{Dag, NodeId};
+use graph_core::{Dag, Topology};
 
 use crate::inputs::{check_len, check_sizes, loads};
 use crate::{Assignment, Error, Workers};
@@ -52,7 +52,7 @@ impl Metrics {
         sizes: Option<&[u64]>,
         costs: Option<&[f64]>,
     ) -> Result<Metrics, Error> {
-        let (edge_cut, transfer_bytes) = cut(dag, assignment, sizes)?;
+        let (edge_cut, transfer_bytes) = cut(&*Topology::checked(dag)?, assignment, sizes)?;
         let loads = worker_loads(workers, assignment, costs)?;
         Ok(Metrics {
             edge_cut,
@@ -68,7 +68,8 @@ impl Metrics {
 ///
 /// # Errors
 ///
-/// [`Error::LengthMismatch`] if the assignment is not for this graph.
+/// [`Error::Graph`] if `dag` is not a DAG, [`Error::LengthMismatch`] if the
+/// assignment is not for this graph.
 ///
 /// # Complexity
 ///
@@ -85,7 +86,7 @@ impl Metrics {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn edge_cut(dag: &impl Dag, assignment: &Assignment) -> Result<u64, Error> {
-    Ok(cut(dag, assignment, None)?.0)
+    Ok(cut(&*Topology::checked(dag)?, assignment, None)?.0)
 }
 
 /// The bytes that cross the network: every cut edge counts the size of the
@@ -94,8 +95,8 @@ pub fn edge_cut(dag: &impl Dag, assignment: &Assignment) -> Result<u64, Error> {
 ///
 /// # Errors
 ///
-/// [`Error::LengthMismatch`] if the assignment or `sizes` is not for this
-/// graph.
+/// [`Error::Graph`] if `dag` is not a DAG, [`Error::LengthMismatch`] if the
+/// assignment or `sizes` is not for this graph.
 ///
 /// # Complexity
 ///
@@ -117,7 +118,7 @@ pub fn transfer_bytes(
     assignment: &Assignment,
     sizes: Option<&[u64]>,
 ) -> Result<u64, Error> {
-    Ok(cut(dag, assignment, sizes)?.1)
+    Ok(cut(&*Topology::checked(dag)?, assignment, sizes)?.1)
 }
 
 /// The load imbalance: the largest ratio of a worker's load to its fair
@@ -159,16 +160,16 @@ pub fn imbalance(
     ))
 }
 
-fn cut(dag: &dyn Dag, assignment: &Assignment, sizes: Option<&[u64]>) -> Result<(u64, u64), Error> {
+fn cut(dag: &Topology, assignment: &Assignment, sizes: Option<&[u64]>) -> Result<(u64, u64), Error> {
     let n_nodes = dag.node_count();
     check_len("assignment", assignment.len(), n_nodes)?;
     check_sizes(sizes, n_nodes)?;
     let part = assignment.as_slice();
     let (mut edges, mut bytes) = (0_u64, 0_u64);
-    for node in 0..n_nodes {
-        let size = sizes.map_or(1, |sizes| sizes[node]);
-        for &dependent in dag.dependents(NodeId::new(node)) {
-            if part[dependent.index()] != part[node] {
+    for node in dag.node_ids() {
+        let size = sizes.map_or(1, |sizes| sizes[node.index()]);
+        for &dependent in dag.dependents(node) {
+            if part[dependent.index()] != part[node.index()] {
                 edges += 1;
                 bytes = bytes.saturating_add(size);
             }

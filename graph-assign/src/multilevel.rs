@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use graph_core::{Dag, NodeId};
+use graph_core::{Dag, NodeId, Topology};
 
 use crate::fm::{Fm, merge_pieces};
 
@@ -53,7 +53,7 @@ impl Level {
     /// as it takes to fit (and still counts at least 1), so that cut weights
     /// and gains never overflow.
     pub(crate) fn from_dag(
-        dag: &dyn Dag,
+        dag: &Topology,
         order: &[u32],
         sizes: Option<&[u64]>,
         weights: &[f64],

@@ -1,11 +1,9 @@
 //! The default placement: a multilevel partitioner seeded by a
 //! locality-keeping order.
 
-use graph_core::Dag;
+use graph_core::{Dag, Topology};
 
-use crate::inputs::{
-    check_len, check_sizes, dependency_post_order, loads, order_by_priority, topological_order,
-};
+use crate::inputs::{check_len, check_sizes, dependency_post_order, loads, order_by_priority};
 use crate::multilevel::{Level, Refiner, bfs_order, blocks, cut_weight, grow};
 use crate::{Assignment, Error, Workers};
 
@@ -118,8 +116,10 @@ impl Default for AssignConfig<'_> {
 ///
 /// # Errors
 ///
-/// [`Error::LengthMismatch`] if `sizes` or `costs` is not one per task,
-/// [`Error::BadCost`] for a negative or non-finite cost.
+/// [`Error::Graph`] if `dag` is not a DAG (a cycle, a task depending on
+/// itself, a dependency out of range), [`Error::LengthMismatch`] if `sizes`
+/// or `costs` is not one per task, [`Error::BadCost`] for a negative or
+/// non-finite cost.
 ///
 /// # Complexity
 ///
@@ -135,13 +135,13 @@ impl Default for AssignConfig<'_> {
 ///
 /// ```
 /// use graph_assign::{Metrics, Workers, assign, assign_mars};
-/// use graph_core::testing;
+/// use graph_core::generate;
 ///
-/// let graph = testing::array_sum_transpose(20);
+/// let graph = generate::array_sum_transpose(20);
 /// let dag = graph.topology()?;
 /// let workers = Workers::new(4)?;
 /// let ours = Metrics::of(dag, &workers, &assign(dag, &workers, None, None)?, None, None)?;
-/// let mars = Metrics::of(dag, &workers, &assign_mars(dag, &workers), None, None)?;
+/// let mars = Metrics::of(dag, &workers, &assign_mars(dag, &workers)?, None, None)?;
 /// assert!(ours.imbalance <= 1.03);
 /// assert!(ours.edge_cut * 3 < mars.edge_cut);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -194,11 +194,12 @@ pub fn assign_with(
     workers: &Workers,
     config: &AssignConfig<'_>,
 ) -> Result<Assignment, Error> {
-    partition(dag, workers, config).map(|res| Assignment::new_unchecked(res, workers.count()))
+    partition(&*Topology::checked(dag)?, workers, config)
+        .map(|res| Assignment::new_unchecked(res, workers.count()))
 }
 
 fn partition(
-    dag: &dyn Dag,
+    dag: &Topology,
     workers: &Workers,
     config: &AssignConfig<'_>,
 ) -> Result<Vec<u32>, Error> {
@@ -233,7 +234,11 @@ fn partition(
         let order = match (config.priorities, i) {
             (Some(priorities), 0) => order_by_priority(priorities),
             (None, 0) => dependency_post_order(dag),
-            _ => topological_order(dag),
+            _ => dag
+                .topological_order()
+                .iter()
+                .map(|&node| node.as_u32())
+                .collect(),
         };
         let (cut, part) = multilevel(dag, &order, &weights, &targets, config);
         if best.as_ref().is_none_or(|(best_cut, _)| cut < *best_cut) {
@@ -250,7 +255,7 @@ fn partition(
 /// The multilevel partitioner on the tasks numbered by `order`: the cut
 /// weight and the worker of each, in that order.
 fn multilevel(
-    dag: &dyn Dag,
+    dag: &Topology,
     order: &[u32],
     weights: &[f64],
     targets: &[f64],

@@ -20,8 +20,8 @@ use crate::Error;
 /// assert_eq!((workers.count(), workers.total_slots()), (4, 4));
 /// let mixed = Workers::with_slots([2, 1, 1])?;
 /// assert_eq!(mixed.slots(0), 2);
-/// assert_eq!(Workers::new(0), Err(Error::NoWorkers));
-/// assert_eq!(Workers::with_slots([1, 0]), Err(Error::NoSlots { worker: 1 }));
+/// assert!(matches!(Workers::new(0), Err(Error::NoWorkers)));
+/// assert!(matches!(Workers::with_slots([1, 0]), Err(Error::NoSlots { worker: 1 })));
 /// # Ok::<(), Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

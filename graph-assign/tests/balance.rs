@@ -5,7 +5,7 @@
 mod common;
 
 use graph_assign::{AssignConfig, Metrics, Workers, assign, assign_with};
-use graph_core::testing::{Rng, Shape};
+use graph_core::generate::{Rng, Shape};
 
 #[test]
 fn imbalance_is_at_most_three_percent_on_large_graphs() {

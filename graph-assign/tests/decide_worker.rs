@@ -2,11 +2,11 @@
 //! one that can start the task earliest; ties to the least loaded; tasks
 //! without inputs round-robin over idle workers.
 
-use graph_assign::{Cluster, Workers, assign_greedy, decide_worker, sizes_of};
+use graph_assign::{ClusterState, Workers, assign_greedy, decide_worker, sizes_of};
 use graph_core::{TaskGraph, Term};
 
-fn cluster(k: usize) -> Cluster {
-    Cluster::new(&Workers::new(k).unwrap())
+fn cluster(k: usize) -> ClusterState {
+    ClusterState::new(&Workers::new(k).unwrap())
 }
 
 #[test]
@@ -36,7 +36,7 @@ fn a_busy_holder_loses_to_an_idle_one_when_moving_data_is_cheap() {
 
 #[test]
 fn slots_divide_occupancy() {
-    let mut c = Cluster::new(&Workers::with_slots([4, 1]).unwrap()).with_bandwidth(1.0);
+    let mut c = ClusterState::new(&Workers::with_slots([4, 1]).unwrap()).with_bandwidth(1.0);
     c.place(0, 4.0, 0);
     c.place(1, 2.0, 0);
     // Worker 0: 4 s over 4 slots = 1 s; worker 1: 2 s. Equal inputs.

@@ -14,7 +14,7 @@ fn every_task_is_placed_once_on_an_existing_worker() {
             let label = format!("{label}, k = {k}");
             let ours = assign(dag, &workers, None, None).unwrap();
             common::assert_valid(&format!("assign {label}"), dag, &workers, &ours);
-            let mars = assign_mars(dag, &workers);
+            let mars = assign_mars(dag, &workers).unwrap();
             common::assert_valid(&format!("mars {label}"), dag, &workers, &mars);
             let greedy = assign_greedy(dag, &workers, None, None).unwrap();
             common::assert_valid(&format!("greedy {label}"), dag, &workers, &greedy);

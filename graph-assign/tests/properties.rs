@@ -6,7 +6,7 @@ mod common;
 
 use graph_assign::{AssignConfig, Metrics, Workers, assign, assign_with};
 use graph_core::Dag;
-use graph_core::testing::{Rng, Shape};
+use graph_core::generate::{Rng, Shape};
 
 #[test]
 fn any_priorities_give_a_valid_balanced_placement() {

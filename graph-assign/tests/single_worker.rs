@@ -11,7 +11,7 @@ fn one_worker_takes_everything() {
         let dag = common::topology(&graph);
         for assignment in [
             assign(dag, &workers, None, None).unwrap(),
-            assign_mars(dag, &workers),
+            assign_mars(dag, &workers).unwrap(),
             assign_greedy(dag, &workers, None, None).unwrap(),
         ] {
             assert!(assignment.as_slice().iter().all(|&w| w == 0), "{label}");

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use graph_core::{Body, GraphStats, Key, TaskGraph, testing};
+use graph_core::{Body, GraphStats, Key, TaskGraph, generate};
 use graph_exec::Output;
 
 /// Arguments of `taskgraph demo`.
@@ -12,7 +12,7 @@ pub(crate) struct Args {}
 
 pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    let graph = testing::word_count();
+    let graph = generate::word_count();
     writeln!(
         out,
         "The word-count graph of dask's optimization docs, {} tasks:",

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 
 /// Arguments of `taskgraph generate`.
 #[derive(Debug, clap::Args)]

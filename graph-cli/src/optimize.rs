@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use graph_core::{Key, Op, testing};
+use graph_core::{Key, Op, generate};
 use graph_optimize::{FuseConfig, OptimizeConfig, Pass, Report};
 
 /// Arguments of `taskgraph optimize`.
@@ -118,7 +118,7 @@ fn write_report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
 /// cull to the two outputs, inline the constants, inline the cheap `len`
 /// and `split`, fuse; the graph after each step.
 pub(crate) fn demo_steps(out: &mut impl Write) -> anyhow::Result<()> {
-    let graph = testing::word_count();
+    let graph = generate::word_count();
     let outputs = [Key::from("print1"), Key::from("print2")];
 
     let culled = graph_optimize::cull(&graph, &outputs)?;

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use graph_core::{Body, TaskGraph};
-use graph_rewrite::{Pattern, RewriteReport, RewriteRule, RuleSet, Strategy};
+use graph_rewrite::{Pattern, RewriteReport, RewriteRule, RewriteStrategy, RuleSet};
 
 /// Arguments of `taskgraph rewrite`.
 #[derive(Debug, clap::Args)]
@@ -44,21 +44,21 @@ enum StrategyArg {
 }
 
 impl Args {
-    fn strategy(&self) -> anyhow::Result<Strategy> {
+    fn strategy(&self) -> anyhow::Result<RewriteStrategy> {
         Ok(match (self.strategy, self.max_steps) {
-            (StrategyArg::Fixpoint, max_steps) => Strategy::Fixpoint {
-                max_steps: max_steps.unwrap_or(Strategy::DEFAULT_MAX_STEPS),
+            (StrategyArg::Fixpoint, max_steps) => RewriteStrategy::Fixpoint {
+                max_steps: max_steps.unwrap_or(RewriteStrategy::DEFAULT_MAX_STEPS),
             },
             (_, Some(_)) => anyhow::bail!("--max-steps applies only to --strategy fixpoint"),
-            (StrategyArg::BottomUp, None) => Strategy::BottomUp,
-            (StrategyArg::TopLevel, None) => Strategy::TopLevel,
+            (StrategyArg::BottomUp, None) => RewriteStrategy::BottomUp,
+            (StrategyArg::TopLevel, None) => RewriteStrategy::TopLevel,
         })
     }
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let strategy = args.strategy()?;
-    let rules = graph_rewrite::json::read_path(&args.rules)?;
+    let rules = graph_rewrite::rules_file::read_path(&args.rules)?;
     let started = Instant::now();
     let mut graph = crate::busy::read_graph(&args.file)?;
     let read = started.elapsed();
@@ -120,7 +120,8 @@ pub(crate) fn demo_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Resu
     for rule in rules.rules() {
         writeln!(out, "  {rule}")?;
     }
-    let (rewritten, report) = graph_rewrite::rewrite_graph(graph, &rules, Strategy::BottomUp)?;
+    let (rewritten, report) =
+        graph_rewrite::rewrite_graph(graph, &rules, RewriteStrategy::BottomUp)?;
     write_changes(out, graph, &rewritten, &report)?;
     Ok(rewritten)
 }
@@ -183,7 +184,7 @@ mod tests {
 
     #[test]
     fn demo_step_on_the_word_count_graph() {
-        let graph = graph_core::testing::word_count();
+        let graph = graph_core::generate::word_count();
         let mut out = Vec::new();
         let rewritten = demo_step(&mut out, &graph).unwrap();
         let text = String::from_utf8(out).unwrap();
@@ -237,7 +238,7 @@ mod tests {
         };
         assert_eq!(
             args.strategy().unwrap(),
-            Strategy::Fixpoint { max_steps: 3 }
+            RewriteStrategy::Fixpoint { max_steps: 3 }
         );
     }
 }

@@ -4,11 +4,11 @@
 mod common;
 
 use common::taskgraph;
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 #[test]
 fn json_output_places_every_task_once() {
-    let graph = testing::array_sum_transpose(6);
+    let graph = generate::array_sum_transpose(6);
     let text = json::to_string(&graph).unwrap();
     let run = taskgraph(
         &["assign", "-", "--workers", "4", "--json"],
@@ -38,7 +38,7 @@ fn json_output_places_every_task_once() {
 
 #[test]
 fn mars_strategy_and_errors() {
-    let text = json::to_string(&testing::tree(64, 4)).unwrap();
+    let text = json::to_string(&generate::tree(64, 4)).unwrap();
     let run = taskgraph(
         &["assign", "-", "--workers", "2", "--strategy", "mars"],
         text.as_bytes(),

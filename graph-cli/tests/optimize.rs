@@ -4,14 +4,14 @@
 mod common;
 
 use common::{scratch, taskgraph};
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 #[test]
 fn passes_report_and_write_a_runnable_graph() {
     let dir = scratch("optimize");
     let input = dir.join("in.json");
     let output = dir.join("out.json.gz");
-    json::write_path(&testing::word_count(), &input).unwrap();
+    json::write_path(&generate::word_count(), &input).unwrap();
     let run = taskgraph(
         &[
             "optimize",
@@ -62,7 +62,7 @@ fn a_fused_long_chain_is_read_back_and_runs() {
     let dir = scratch("optimize-chain");
     let input = dir.join("chain.json");
     let output = dir.join("fused.json");
-    json::write_path(&testing::chain(2_000), &input).unwrap();
+    json::write_path(&generate::chain(2_000), &input).unwrap();
     let run = taskgraph(
         &[
             "optimize",
@@ -86,7 +86,7 @@ fn a_fused_long_chain_is_read_back_and_runs() {
 
 #[test]
 fn bad_passes_and_keys_are_errors() {
-    let text = json::to_string(&testing::chain(5)).unwrap();
+    let text = json::to_string(&generate::chain(5)).unwrap();
     let run = taskgraph(
         &["optimize", "-", "--passes", "cull,squash", "-o", "-"],
         text.as_bytes(),

@@ -3,11 +3,11 @@
 mod common;
 
 use common::{scratch, taskgraph};
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 #[test]
 fn json_output_is_a_valid_order() {
-    let graph = testing::array_cumsum(6, 6);
+    let graph = generate::array_cumsum(6, 6);
     let text = json::to_string(&graph).unwrap();
     let run = taskgraph(&["order", "-", "--json"], text.as_bytes());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -32,7 +32,7 @@ fn json_output_is_a_valid_order() {
 #[test]
 fn summary_and_output_file() {
     let dir = scratch("order");
-    let text = json::to_string(&testing::tree(64, 4)).unwrap();
+    let text = json::to_string(&generate::tree(64, 4)).unwrap();
     let out = dir.join("order.json");
     let run = taskgraph(
         &[

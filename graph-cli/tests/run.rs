@@ -4,7 +4,7 @@
 mod common;
 
 use common::taskgraph;
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 const TWO_TASKS: &str = r#"{"format": "taskgraph-json/1", "tasks": [
     {"key": "a", "task": 2},
@@ -55,7 +55,7 @@ fn keys_choose_what_runs() {
 
 #[test]
 fn runs_a_generated_graph_like_the_library() {
-    let graph = testing::tree(10_000, 8);
+    let graph = generate::tree(10_000, 8);
     let text = json::to_string(&graph).unwrap();
     let run = taskgraph(&["run", "-", "--json"], text.as_bytes());
     assert_eq!(run.code, Some(0), "{}", run.stderr);

@@ -4,11 +4,11 @@
 mod common;
 
 use common::{scratch, taskgraph};
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 #[test]
 fn json_output_is_exact() {
-    let text = json::to_string(&testing::word_count()).unwrap();
+    let text = json::to_string(&generate::word_count()).unwrap();
     let run = taskgraph(&["stats", "-", "--json"], text.as_bytes());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(
@@ -19,7 +19,7 @@ fn json_output_is_exact() {
 
 #[test]
 fn table_output() {
-    let text = json::to_string(&testing::tree(16, 4)).unwrap();
+    let text = json::to_string(&generate::tree(16, 4)).unwrap();
     let run = taskgraph(&["stats", "-"], text.as_bytes());
     let expected = [
         "  tasks                     21",
@@ -36,7 +36,7 @@ fn table_output() {
 #[test]
 fn reads_plain_and_gzip_files() {
     let dir = scratch("stats-files");
-    let graph = testing::chain(50);
+    let graph = generate::chain(50);
     for name in ["chain.json", "chain.json.gz"] {
         let path = dir.join(name);
         json::write_path(&graph, &path).unwrap();

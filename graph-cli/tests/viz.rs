@@ -6,10 +6,10 @@ mod common;
 use std::process::{Command, Stdio};
 
 use common::{scratch, taskgraph};
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 fn tree_text() -> String {
-    json::to_string(&testing::tree(16, 4)).unwrap()
+    json::to_string(&generate::tree(16, 4)).unwrap()
 }
 
 #[test]

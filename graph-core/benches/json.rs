@@ -2,7 +2,7 @@
 
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{AllocProfiler, Bencher, black_box};
-use graph_core::{json, testing};
+use graph_core::{json, generate};
 
 #[global_allocator]
 static ALLOC: AllocProfiler = AllocProfiler::system();
@@ -16,7 +16,7 @@ fn main() {
 /// Parses the text and checks the whole graph (references and cycles).
 #[divan::bench(args = SIZES, sample_count = 5)]
 fn read(bencher: Bencher<'_, '_>, n: usize) {
-    let text = json::to_string(&testing::random_dag(n, 42)).unwrap();
+    let text = json::to_string(&generate::random_dag(n, 42)).unwrap();
     bencher
         .counter(ItemsCount::new(n))
         .counter(BytesCount::of_slice(text.as_bytes()))
@@ -29,7 +29,7 @@ fn read(bencher: Bencher<'_, '_>, n: usize) {
 
 #[divan::bench(args = SIZES, sample_count = 5)]
 fn write(bencher: Bencher<'_, '_>, n: usize) {
-    let graph = testing::random_dag(n, 42);
+    let graph = generate::random_dag(n, 42);
     bencher.counter(ItemsCount::new(n)).bench(|| {
         let mut out = Vec::new();
         json::write(black_box(&graph), &mut out).unwrap();

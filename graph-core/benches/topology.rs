@@ -2,7 +2,8 @@
 
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher, black_box};
-use graph_core::testing::{self, Rng};
+use graph_core::generate::Rng;
+use graph_core::generate;
 use graph_core::{Dag, Topology};
 
 #[global_allocator]
@@ -37,7 +38,7 @@ fn from_edges(bencher: Bencher<'_, '_>, n: usize) {
 
 #[divan::bench(args = SIZES, sample_count = 10)]
 fn from_task_graph(bencher: Bencher<'_, '_>, n: usize) {
-    let graph = testing::random_dag(n, 42);
+    let graph = generate::random_dag(n, 42);
     bencher
         .counter(ItemsCount::new(n))
         .with_inputs(|| graph.clone())

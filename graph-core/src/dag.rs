@@ -7,10 +7,12 @@ use crate::NodeId;
 ///
 /// Algorithms that only need the shape of a graph (ordering, placement,
 /// statistics) take `&impl Dag`, so they run on any graph a user has. An
-/// implementation promises that the graph is acyclic, that `dependents` is
-/// the exact transpose of `dependencies`, and that neither lists a node twice
-/// or a node as its own neighbour. [`Topology`](crate::Topology) is the
-/// implementation this workspace builds.
+/// implementation should describe an acyclic graph whose `dependents` are the
+/// transpose of its `dependencies`, but nothing relies on that promise: every
+/// algorithm checks a user's `Dag` once, at its boundary, with
+/// [`Topology::checked`](crate::Topology::checked), and refuses a cycle, a
+/// self-edge or a node out of range with an error. [`Topology`](crate::Topology)
+/// is the checked implementation this workspace builds.
 ///
 /// | type | built from | notes |
 /// |---|---|---|
@@ -42,48 +44,12 @@ pub trait Dag {
     /// The nodes that need the result of `node`.
     fn dependents(&self, node: NodeId) -> &[NodeId];
 
-    /// Which nodes `nodes` need, by node id: each of them and, transitively,
-    /// every node it depends on. What a run of `nodes` must compute, and
-    /// nothing else.
-    ///
-    /// # Panics
-    ///
-    /// If one of `nodes` is not a node of this graph.
-    ///
-    /// # Complexity
-    ///
-    /// O(V) to allocate, plus O(V' + E') for the V' nodes needed and the E'
-    /// edges into them.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use graph_core::{Dag, NodeId, Topology};
-    ///
-    /// // 0 -> 1 -> 3 and 2 -> 3: node 1 needs node 0; node 2 needs nothing.
-    /// let topology = Topology::from_edges(4, [(0, 1), (1, 3), (2, 3)])?;
-    /// assert_eq!(topology.needed_by(&[NodeId::new(1)]), [true, true, false, false]);
-    /// assert_eq!(topology.needed_by(&[NodeId::new(3)]), [true; 4]);
-    /// # Ok::<(), graph_core::Error>(())
-    /// ```
-    fn needed_by(&self, nodes: &[NodeId]) -> Vec<bool> {
-        let mut needed = vec![false; self.node_count()];
-        let mut stack = Vec::with_capacity(nodes.len());
-        for &node in nodes {
-            if !needed[node.index()] {
-                needed[node.index()] = true;
-                stack.push(node);
-            }
-        }
-        while let Some(node) = stack.pop() {
-            for &dep in self.dependencies(node) {
-                if !needed[dep.index()] {
-                    needed[dep.index()] = true;
-                    stack.push(dep);
-                }
-            }
-        }
-        needed
+    /// `Some` when this graph is a checked [`Topology`](crate::Topology),
+    /// which algorithms then use as it is instead of copying and checking
+    /// it ([`Topology::checked`](crate::Topology::checked)). Only
+    /// `Topology` (and references to it) answer `Some`.
+    fn as_topology(&self) -> Option<&crate::Topology> {
+        None
     }
 
     /// Every node id, in increasing order.
@@ -106,5 +72,9 @@ impl<T: Dag + ?Sized> Dag for &T {
 
     fn dependents(&self, node: NodeId) -> &[NodeId] {
         (**self).dependents(node)
+    }
+
+    fn as_topology(&self) -> Option<&crate::Topology> {
+        (**self).as_topology()
     }
 }

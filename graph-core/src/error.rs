@@ -27,14 +27,14 @@ pub enum Error {
         missing: Key,
     },
     /// The dependencies of a graph form a cycle.
-    #[error("cycle: {} (each task depends on the next)", Path(keys))]
+    #[error("cycle: {} {}", Path(keys), CycleNote { len: keys.len(), noun: "task" })]
     Cycle {
         /// The keys on the cycle, each depending on the next; the first is
         /// repeated at the end.
         keys: Vec<Key>,
     },
     /// The edges of an unnamed graph form a cycle.
-    #[error("cycle through nodes {} (each depends on the next)", Path(nodes))]
+    #[error("cycle through nodes {} {}", Path(nodes), CycleNote { len: nodes.len(), noun: "node" })]
     NodeCycle {
         /// The nodes on the cycle, each depending on the next; the first is
         /// repeated at the end.
@@ -220,16 +220,56 @@ impl fmt::Display for TaskPrefix<'_> {
     }
 }
 
+/// A cycle, each item depending on the next and the first repeated at the
+/// end, spelled `a -> b -> a`. A long one keeps its first and last few items
+/// and says how many it leaves out, so that a cycle through a whole graph
+/// still makes a one-line message.
 struct Path<'a, T>(&'a [T]);
+
+impl<T> Path<'_, T> {
+    /// The most items spelled out: the first and last `SHOWN / 2`.
+    const SHOWN: usize = 8;
+}
 
 impl<T: fmt::Display> fmt::Display for Path<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, item) in self.0.iter().enumerate() {
+        let items = self.0;
+        let half = Self::SHOWN / 2;
+        let shorten = items.len() > Self::SHOWN + 1;
+        for (i, item) in items.iter().enumerate() {
+            if shorten && i == half {
+                write!(f, " -> ... {} more ...", items.len() - 2 * half)?;
+            }
+            if shorten && (half..items.len() - half).contains(&i) {
+                continue;
+            }
             if i > 0 {
                 f.write_str(" -> ")?;
             }
             write!(f, "{item}")?;
         }
         Ok(())
+    }
+}
+
+/// What follows a cycle's path: `(each task depends on the next)`, or, for
+/// a cycle too long to spell out, how many tasks (nodes) it has.
+struct CycleNote {
+    /// The items of the path (the first repeated at the end).
+    len: usize,
+    /// `"task"` or `"node"`.
+    noun: &'static str,
+}
+
+impl fmt::Display for CycleNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.len > Path::<()>::SHOWN + 1 {
+            let n = self.len - 1;
+            write!(f, "(a cycle of {n} {}s, each depending on the next)", self.noun)
+        } else if self.noun == "task" {
+            f.write_str("(each task depends on the next)")
+        } else {
+            f.write_str("(each depends on the next)")
+        }
     }
 }

@@ -1,13 +1,13 @@
 //! `TaskGraph`: keyed tasks in insertion order, with their topology on demand.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use indexmap::IndexMap;
 use indexmap::map::Entry;
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
-use crate::{Dag, Error, Key, NodeId, Term, Topology};
+use crate::{Dag, Error, Key, NodeId, References, Term, Topology};
 
 /// The body of a task.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,10 +93,24 @@ impl Task {
 /// assert_eq!(graph.topology()?.dependencies(z).len(), 2);
 /// # Ok::<(), graph_core::Error>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct TaskGraph {
     tasks: IndexMap<Key, Task, FxBuildHasher>,
     topology: OnceLock<Topology>,
+    /// References a pass that built this graph already resolved
+    /// ([`TaskGraph::hint_references`]), checked and used by the first
+    /// topology build, which takes them.
+    hint: Mutex<Option<References>>,
+}
+
+impl Clone for TaskGraph {
+    fn clone(&self) -> TaskGraph {
+        TaskGraph {
+            tasks: self.tasks.clone(),
+            topology: self.topology.clone(),
+            hint: Mutex::new(self.hint_lock().clone()),
+        }
+    }
 }
 
 /// Tasks per unit of parallel work when resolving references.
@@ -113,6 +127,7 @@ impl TaskGraph {
         TaskGraph {
             tasks: IndexMap::with_capacity_and_hasher(capacity, FxBuildHasher),
             topology: OnceLock::new(),
+            hint: Mutex::new(None),
         }
     }
 
@@ -152,17 +167,20 @@ impl TaskGraph {
                 count: self.tasks.len() + 1,
             });
         }
-        match self.tasks.entry(key) {
-            Entry::Occupied(entry) => Err(Error::DuplicateKey {
-                key: entry.key().clone(),
-            }),
+        let node = match self.tasks.entry(key) {
+            Entry::Occupied(entry) => {
+                return Err(Error::DuplicateKey {
+                    key: entry.key().clone(),
+                });
+            }
             Entry::Vacant(entry) => {
-                self.topology = OnceLock::new();
                 let node = NodeId::new(entry.index());
                 entry.insert(task);
-                Ok(node)
+                node
             }
-        }
+        };
+        self.forget_topology();
+        Ok(node)
     }
 
     /// The number of tasks.
@@ -213,7 +231,7 @@ impl TaskGraph {
     ///
     /// If `node` is not a node of this graph.
     pub fn task_mut(&mut self, node: NodeId) -> &mut Task {
-        self.topology = OnceLock::new();
+        self.forget_topology();
         &mut self.tasks[node.index()]
     }
 
@@ -247,7 +265,7 @@ impl TaskGraph {
     /// # Ok::<(), graph_core::Error>(())
     /// ```
     pub fn retain(&mut self, mut keep: impl FnMut(NodeId, &Key, &mut Task) -> bool) {
-        self.topology = OnceLock::new();
+        self.forget_topology();
         let mut node = 0;
         self.tasks.retain(|key, task| {
             let kept = keep(NodeId::new(node), key, task);
@@ -302,12 +320,13 @@ impl TaskGraph {
             .collect())
     }
 
-    /// The graph's topology: references resolved to node ids, repeats and
-    /// self-references dropped, checked for cycles. Computed once, then cached
-    /// until the graph changes.
+    /// The graph's topology, its checked index: references resolved to node
+    /// ids, repeats merged, checked for cycles (a task that references itself
+    /// is one). Computed once, then cached until the graph changes.
     ///
     /// **Complexity**: O(V + E) time (one hash lookup per reference, spread
-    /// over all cores with rayon) and O(V + E) memory.
+    /// over all cores with rayon; a key comparison instead where a hint was
+    /// given) and O(V + E) memory.
     ///
     /// # Errors
     ///
@@ -322,7 +341,128 @@ impl TaskGraph {
         Ok(self.topology.get_or_init(|| topology))
     }
 
+    /// Every reference of every task resolved to a node id, in preorder,
+    /// repeats included ([`References`]).
+    ///
+    /// **Complexity**: O(V + R) time for R references, with a hash lookup
+    /// only for the references of tasks that name a key twice (the others
+    /// are their topology rows); plus building the topology, if it was not
+    /// cached.
+    ///
+    /// # Errors
+    ///
+    /// As [`TaskGraph::topology`]: the references are those of a valid graph.
+    pub fn references(&self) -> Result<References, Error> {
+        let topology = self.topology()?;
+        let mut offsets = Vec::with_capacity(self.len() + 1);
+        offsets.push(0_u32);
+        let mut targets = Vec::with_capacity(topology.edge_count());
+        for (node, (_, task)) in self.tasks.iter().enumerate() {
+            let row = topology.dependencies(NodeId::new(node));
+            let mut count = 0_usize;
+            task.body.for_each_ref(&mut |_| count += 1);
+            if count == row.len() {
+                targets.extend_from_slice(row);
+            } else {
+                task.body.for_each_ref(&mut |dep| {
+                    let dep = self.tasks.get_index_of(dep).expect("the topology resolved it");
+                    targets.push(NodeId::new(dep));
+                });
+            }
+            let end = u32::try_from(targets.len()).map_err(|_| Error::TooLarge {
+                what: "edges",
+                count: targets.len(),
+            })?;
+            offsets.push(end);
+        }
+        Ok(References::from_rows(offsets, targets).expect("rows of this graph"))
+    }
+
+    /// Tells the graph its references, resolved by whoever built it (a pass
+    /// that knows which node each reference of its output names). The first
+    /// [`TaskGraph::topology`] checks every reference against them by key
+    /// equality, which costs far less than hashing each key, and uses them;
+    /// where they do not match the bodies, it resolves the keys as usual. A
+    /// wrong hint therefore costs time, never correctness. Changing the graph
+    /// drops the hint.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{NodeId, References, TaskGraph, Term};
+    ///
+    /// let mut graph = TaskGraph::new();
+    /// graph.insert("a", Term::lit(1))?;
+    /// graph.insert("b", Term::call("inc", [Term::key("a")]))?;
+    /// graph.hint_references(References::from_rows(vec![0, 0, 1], vec![NodeId::new(0)])?);
+    /// assert_eq!(graph.topology()?.edge_count(), 1);
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn hint_references(&mut self, references: References) {
+        self.forget_topology();
+        *self.hint.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(references);
+    }
+
+    /// Drops the cached topology and the hint: the graph changed.
+    fn forget_topology(&mut self) {
+        self.topology = OnceLock::new();
+        *self.hint.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    fn hint_lock(&self) -> std::sync::MutexGuard<'_, Option<References>> {
+        self.hint.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The hinted references as topology rows, if every reference of every
+    /// body names the key the hint says, in order.
+    fn checked_hint(&self) -> Option<(Vec<u32>, Vec<u32>)> {
+        let hint = self.hint_lock().take()?;
+        if hint.node_count() != self.len() {
+            return None;
+        }
+        let tasks = self.tasks.as_slice();
+        let matches = (0..tasks.len().div_ceil(CHUNK))
+            .into_par_iter()
+            .all(|chunk| {
+                let start = chunk * CHUNK;
+                let end = (start + CHUNK).min(tasks.len());
+                (start..end).all(|i| {
+                    let row = hint.get(NodeId::new(i));
+                    let mut at = 0;
+                    let mut same = true;
+                    tasks[i].body.for_each_ref(&mut |dep| {
+                        same &= row.get(at).is_some_and(|&node| self.key(node) == dep);
+                        at += 1;
+                    });
+                    same && at == row.len()
+                })
+            });
+        if !matches {
+            return None;
+        }
+        let (offsets, targets) = hint.into_rows();
+        Some((offsets, targets.into_iter().map(NodeId::as_u32).collect()))
+    }
+
     fn build_topology(&self) -> Result<Topology, Error> {
+        let (offsets, targets) = match self.checked_hint() {
+            Some(rows) => rows,
+            None => self.resolve_rows()?,
+        };
+        Topology::from_dependency_rows(offsets, targets).map_err(|err| match err {
+            Error::NodeCycle { nodes } => Error::Cycle {
+                keys: nodes
+                    .into_iter()
+                    .map(|node| self.key(node).clone())
+                    .collect(),
+            },
+            other => other,
+        })
+    }
+
+    /// Every reference resolved by hashing its key: each task's row, repeats
+    /// included, as topology rows.
+    fn resolve_rows(&self) -> Result<(Vec<u32>, Vec<u32>), Error> {
         let tasks = self.tasks.as_slice();
         let n_tasks = tasks.len();
         // Each chunk resolves its tasks' references into (row lengths, targets).
@@ -375,15 +515,7 @@ impl TaskGraph {
             }
             all_targets.extend_from_slice(&targets);
         }
-        Topology::from_dependency_rows(offsets, all_targets).map_err(|err| match err {
-            Error::NodeCycle { nodes } => Error::Cycle {
-                keys: nodes
-                    .into_iter()
-                    .map(|node| self.key(node).clone())
-                    .collect(),
-            },
-            other => other,
-        })
+        Ok((offsets, all_targets))
     }
 }
 

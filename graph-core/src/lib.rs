@@ -9,8 +9,9 @@
 //!   [`NodeId`]s; [`Topology`] implements it in compressed sparse rows.
 //! - [`json`]: the `taskgraph-json/1` interchange format.
 //! - [`GraphStats`]: the shape of a graph in seven numbers.
-//! - `testing` (feature `testing`): seeded generators of chains, trees,
-//!   random DAGs, 2-D array shapes and shuffles.
+//! - [`generate`]: seeded generators of chains, trees, random DAGs, 2-D array
+//!   shapes and shuffles, and dask's word-count graph.
+//! - `testing` (feature `testing`): helpers for tests and fuzz targets.
 //!
 //! # Example
 //!
@@ -22,12 +23,14 @@
 
 mod dag;
 mod error;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
+pub mod generate;
 mod graph;
 pub mod json;
 mod key;
 mod node;
+mod references;
 mod stats;
 mod term;
 #[cfg(feature = "testing")]
@@ -40,6 +43,7 @@ pub use error::{Error, Problem, TaskAt};
 pub use graph::{Body, Task, TaskGraph, TaskGraphBuilder};
 pub use key::Key;
 pub use node::NodeId;
+pub use references::References;
 pub use stats::GraphStats;
 pub use term::{Op, OpInterner, Refs, Term};
 pub use topology::Topology;

@@ -1,14 +1,26 @@
-//! `Topology`: the compressed-sparse-row implementation of `Dag`.
+//! `Topology`: the checked graph index every crate runs on, and the
+//! compressed-sparse-row implementation of `Dag`.
+
+use std::borrow::Cow;
 
 use crate::{Dag, Error, NodeId};
 
-/// The edges of a task graph in compressed sparse rows, both directions, plus
-/// one topological order. Built once, then read by every algorithm.
+/// The checked index of a task graph: its edges in compressed sparse rows,
+/// both directions, plus one topological order. Built once, then read by
+/// every algorithm.
 ///
-/// Construction merges duplicate edges, drops self-edges, and fails on a cycle
-/// (naming the nodes on it) or on an edge to a node that does not exist.
-/// Each node's dependencies keep the order in which they were first given;
-/// each node's dependents are in increasing id order.
+/// A `Topology` can only be made through validation, so holding one proves
+/// what it describes is a DAG (in the spirit of petgraph's `Acyclic`):
+/// construction merges duplicate edges and fails on a cycle (naming the
+/// nodes on it), a self-edge included (dask raises "Cycle detected" for
+/// `{"a": (f, "a")}`), and on an edge to a node that does not exist. Each
+/// node's dependencies keep the order in which they were first given (for a
+/// [`TaskGraph`](crate::TaskGraph), the order of first reference in its
+/// body); each node's dependents are in increasing id order.
+///
+/// Algorithms take `&impl Dag` at their public edge and call
+/// [`Topology::checked`] once: a `Topology` is used as it is, any other
+/// [`Dag`] is copied and checked.
 ///
 /// **Complexity**: built in O(V + E) time with O(V + E) memory; every query is
 /// O(1).
@@ -26,6 +38,8 @@ use crate::{Dag, Error, NodeId};
 ///
 /// let cycle = Topology::from_edges(2, [(0, 1), (1, 0)]).unwrap_err();
 /// assert_eq!(cycle.to_string(), "cycle through nodes 0 -> 1 -> 0 (each depends on the next)");
+/// let itself = Topology::from_edges(1, [(0, 0)]).unwrap_err();
+/// assert_eq!(itself.to_string(), "cycle through nodes 0 -> 0 (each depends on the next)");
 /// # Ok::<(), graph_core::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +91,7 @@ impl Topology {
 
     /// Builds a topology from each node's dependencies in CSR form: the
     /// dependencies of node `i` are `targets[offsets[i]..offsets[i + 1]]`,
-    /// as raw indices, duplicates and self-references allowed.
+    /// as raw indices, duplicates allowed (the first occurrence is kept).
     ///
     /// # Errors
     ///
@@ -97,8 +111,8 @@ impl Topology {
         let node_count = offsets.len() - 1;
         check_node_count(node_count)?;
 
-        // Drop self-edges and repeats in place, keeping first occurrences:
-        // `last_seen[d] == i` marks `d` as already taken for node `i`.
+        // Drop repeats in place, keeping first occurrences: `last_seen[d] ==
+        // i` marks `d` as already taken for node `i`. A self-edge is a cycle.
         let mut last_seen = vec![u32::MAX; node_count];
         let mut write = 0_usize;
         let mut start = 0_usize;
@@ -112,7 +126,13 @@ impl Topology {
                         node_count,
                     });
                 }
-                if dependency as usize != node && last_seen[dependency as usize] != node as u32 {
+                if dependency as usize == node {
+                    let node = NodeId::new(node);
+                    return Err(Error::NodeCycle {
+                        nodes: vec![node, node],
+                    });
+                }
+                if last_seen[dependency as usize] != node as u32 {
                     last_seen[dependency as usize] = node as u32;
                     targets[write] = dependency;
                     write += 1;
@@ -154,6 +174,116 @@ impl Topology {
         };
         topology.topological_order = topology.sort_topologically()?;
         Ok(topology)
+    }
+
+    /// The checked index of any [`Dag`]: `dag` itself when it is a
+    /// `Topology` (see [`Dag::as_topology`]), else a copy built from its
+    /// `dependencies` (its `dependents` are not read) and checked like any
+    /// other. This is how every algorithm of the workspace meets a user's
+    /// graph: checked once, at its boundary, and refused with an error
+    /// rather than trusted.
+    ///
+    /// # Errors
+    ///
+    /// As [`Topology::from_dependency_rows`]: a dependency out of range, a
+    /// cycle (a self-edge included), or more than `u32` ids allow.
+    ///
+    /// # Complexity
+    ///
+    /// O(1) for a `Topology`; O(V + E) time and memory for any other `Dag`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::borrow::Cow;
+    ///
+    /// use graph_core::{Dag, NodeId, Topology};
+    ///
+    /// /// A user's graph whose node 1 depends on itself.
+    /// struct Loop;
+    /// impl Dag for Loop {
+    ///     fn node_count(&self) -> usize { 2 }
+    ///     fn dependencies(&self, node: NodeId) -> &[NodeId] {
+    ///         const ONE: [NodeId; 1] = [NodeId::from_u32(1)];
+    ///         if node.index() == 1 { &ONE } else { &[] }
+    ///     }
+    ///     fn dependents(&self, _: NodeId) -> &[NodeId] { &[] }
+    /// }
+    /// assert!(Topology::checked(&Loop).is_err());
+    ///
+    /// let topology = Topology::from_edges(2, [(0, 1)])?;
+    /// assert!(matches!(Topology::checked(&topology)?, Cow::Borrowed(_)));
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn checked(dag: &(impl Dag + ?Sized)) -> Result<Cow<'_, Topology>, Error> {
+        if let Some(topology) = dag.as_topology() {
+            return Ok(Cow::Borrowed(topology));
+        }
+        let n = dag.node_count();
+        check_node_count(n)?;
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0_u32);
+        let mut targets = Vec::new();
+        for i in 0..n {
+            let deps = dag.dependencies(NodeId::new(i));
+            check_edge_count(targets.len() + deps.len())?;
+            targets.extend(deps.iter().map(|dep| dep.as_u32()));
+            offsets.push(targets.len() as u32);
+        }
+        Topology::from_dependency_rows(offsets, targets).map(Cow::Owned)
+    }
+
+    /// Which nodes `nodes` need, by node id: each of them and, transitively,
+    /// every node it depends on. What a run of `nodes` must compute, and
+    /// nothing else.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NodeOutOfRange`] if one of `nodes` is not a node of this
+    /// graph.
+    ///
+    /// # Complexity
+    ///
+    /// O(V) to allocate, plus O(V' + E') for the V' nodes needed and the E'
+    /// edges into them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{NodeId, Topology};
+    ///
+    /// // 0 -> 1 -> 3 and 2 -> 3: node 1 needs node 0; node 2 needs nothing.
+    /// let topology = Topology::from_edges(4, [(0, 1), (1, 3), (2, 3)])?;
+    /// assert_eq!(topology.needed_by(&[NodeId::new(1)])?, [true, true, false, false]);
+    /// assert_eq!(topology.needed_by(&[NodeId::new(3)])?, [true; 4]);
+    /// assert!(topology.needed_by(&[NodeId::new(4)]).is_err());
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn needed_by(&self, nodes: &[NodeId]) -> Result<Vec<bool>, Error> {
+        let node_count = self.node_count();
+        let mut needed = vec![false; node_count];
+        let mut stack = Vec::with_capacity(nodes.len());
+        for &node in nodes {
+            let slot = needed
+                .get_mut(node.index())
+                .ok_or(Error::NodeOutOfRange {
+                    node: node.index(),
+                    node_count,
+                })?;
+            if !*slot {
+                *slot = true;
+                stack.push(node);
+            }
+        }
+        while let Some(node) = stack.pop() {
+            for &dep in self.dependencies(node) {
+                if !needed[dep.index()] {
+                    needed[dep.index()] = true;
+                    stack.push(dep);
+                }
+            }
+        }
+        Ok(needed)
     }
 
     /// The number of distinct edges.
@@ -254,5 +384,9 @@ impl Dag for Topology {
     fn dependents(&self, node: NodeId) -> &[NodeId] {
         let i = node.index();
         &self.dependents[self.dependent_offsets[i] as usize..self.dependent_offsets[i + 1] as usize]
+    }
+
+    fn as_topology(&self) -> Option<&Topology> {
+        Some(self)
     }
 }

@@ -202,10 +202,28 @@ fn cycles_name_their_keys() {
 }
 
 #[test]
-fn a_self_reference_is_not_a_dependency() {
-    let text = doc(r#"{"key": "a", "task": {"call": "f", "args": [{"ref": "a"}]}}"#);
-    let graph = json::from_slice(text.as_bytes()).unwrap();
-    assert_eq!(graph.topology().unwrap().edge_count(), 0);
+fn a_self_reference_is_a_cycle() {
+    // dask raises "Cycle detected" for {"a": (f, "a")}.
+    check(
+        &doc(r#"{"key": "a", "task": {"call": "f", "args": [{"ref": "a"}]}}"#),
+        expect!["cycle: 'a' -> 'a' (each task depends on the next)"],
+    );
+    check(
+        &doc(r#"{"key": ["x", 1], "deps": [["x", 1]]}"#),
+        expect!["cycle: ('x', 1) -> ('x', 1) (each task depends on the next)"],
+    );
+}
+
+#[test]
+fn a_long_cycle_is_shortened_to_one_line() {
+    // t0 <- t1 <- ... <- t99 <- t0: every task depends on the one before.
+    let tasks: Vec<String> = (0..100)
+        .map(|i| format!(r#"{{"key": "t{i}", "deps": ["t{}"]}}"#, (i + 99) % 100))
+        .collect();
+    check(
+        &doc(&tasks.join(", ")),
+        expect!["cycle: 't0' -> 't99' -> 't98' -> 't97' -> ... 93 more ... -> 't3' -> 't2' -> 't1' -> 't0' (a cycle of 100 tasks, each depending on the next)"],
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Writing a graph and reading it back gives the same graph: generated shapes,
 //! every kind of key, term and metadata, gzip, and gzip detected by content.
 
-use graph_core::testing::{Rng, Shape};
+use graph_core::generate::{Rng, Shape};
 use graph_core::{Key, Task, TaskGraph, Term, Value, json};
 
 #[track_caller]

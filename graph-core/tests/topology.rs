@@ -1,7 +1,8 @@
-//! `Topology`: CSR in both directions, repeats merged, self-edges dropped,
-//! cycles and bad edges reported; `GraphStats` over it.
+//! `Topology`: CSR in both directions, repeats merged, cycles (self-edges
+//! included) and bad edges reported, any `Dag` checked; `GraphStats` over it.
 
-use graph_core::testing::{self, Shape};
+use graph_core::generate::Shape;
+use graph_core::generate;
 use graph_core::{Dag, Error, GraphStats, NodeId, Topology};
 
 fn ids(indices: &[usize]) -> Vec<NodeId> {
@@ -9,8 +10,49 @@ fn ids(indices: &[usize]) -> Vec<NodeId> {
 }
 
 #[test]
-fn merges_repeats_and_drops_self_edges() {
-    let topology = Topology::from_edges(3, [(0, 2), (1, 2), (0, 2), (2, 2), (1, 1)]).unwrap();
+fn a_self_edge_is_a_cycle() {
+    let err = Topology::from_edges(3, [(0, 2), (1, 1)]).unwrap_err();
+    assert!(matches!(&err, Error::NodeCycle { nodes } if nodes == &ids(&[1, 1])), "{err}");
+    let err = Topology::from_dependency_rows(vec![0, 0, 1], vec![1]).unwrap_err();
+    assert_eq!(err.to_string(), "cycle through nodes 1 -> 1 (each depends on the next)");
+}
+
+#[test]
+fn checks_a_users_dag_once() {
+    /// A `Dag` that promises nothing: a list of dependency rows.
+    struct Rows(Vec<Vec<NodeId>>);
+    impl Dag for Rows {
+        fn node_count(&self) -> usize {
+            self.0.len()
+        }
+        fn dependencies(&self, node: NodeId) -> &[NodeId] {
+            &self.0[node.index()]
+        }
+        fn dependents(&self, _: NodeId) -> &[NodeId] {
+            &[]
+        }
+    }
+    let good = Rows(vec![vec![], ids(&[0, 0]), ids(&[1, 0])]);
+    let checked = Topology::checked(&good).unwrap();
+    assert!(matches!(checked, std::borrow::Cow::Owned(_)));
+    assert_eq!(checked.dependents(NodeId::new(0)), ids(&[1, 2]));
+    assert_eq!(checked.edge_count(), 3);
+    let cyclic = Rows(vec![ids(&[1]), ids(&[0])]);
+    assert!(matches!(Topology::checked(&cyclic), Err(Error::NodeCycle { .. })));
+    let itself = Rows(vec![ids(&[0])]);
+    assert!(matches!(Topology::checked(&itself), Err(Error::NodeCycle { .. })));
+    let outside = Rows(vec![ids(&[7])]);
+    assert!(matches!(
+        Topology::checked(&outside),
+        Err(Error::NodeOutOfRange { node: 7, node_count: 1 })
+    ));
+    let topology = Topology::from_edges(2, [(0, 1)]).unwrap();
+    assert!(matches!(Topology::checked(&topology).unwrap(), std::borrow::Cow::Borrowed(_)));
+}
+
+#[test]
+fn merges_repeats() {
+    let topology = Topology::from_edges(3, [(0, 2), (1, 2), (0, 2), (1, 2)]).unwrap();
     assert_eq!(topology.edge_count(), 2);
     assert_eq!(topology.dependencies(NodeId::new(2)), ids(&[0, 1]));
     assert_eq!(topology.dependencies(NodeId::new(1)), ids(&[]));
@@ -110,7 +152,7 @@ fn transpose_and_topological_order_agree_on_generated_graphs() {
 
 #[test]
 fn stats_of_known_shapes() {
-    let chain = GraphStats::of(testing::chain(10).topology().unwrap());
+    let chain = GraphStats::of(generate::chain(10).topology().unwrap());
     assert_eq!(
         chain,
         GraphStats {
@@ -124,7 +166,7 @@ fn stats_of_known_shapes() {
         }
     );
     // 16 leaves summed 4 at a time: 4 partial sums, then 1 root.
-    let tree = GraphStats::of(testing::tree(16, 4).topology().unwrap());
+    let tree = GraphStats::of(generate::tree(16, 4).topology().unwrap());
     assert_eq!(
         tree,
         GraphStats {
@@ -137,7 +179,7 @@ fn stats_of_known_shapes() {
             max_out_degree: 1
         }
     );
-    let shuffle = GraphStats::of(testing::shuffle(3, 5).topology().unwrap());
+    let shuffle = GraphStats::of(generate::shuffle(3, 5).topology().unwrap());
     assert_eq!(
         shuffle,
         GraphStats {
@@ -158,7 +200,7 @@ fn stats_of_known_shapes() {
 
 #[test]
 fn stats_of_the_word_count_graph() {
-    let stats = GraphStats::of(testing::word_count().topology().unwrap());
+    let stats = GraphStats::of(generate::word_count().topology().unwrap());
     assert_eq!(
         stats,
         GraphStats {
@@ -185,4 +227,44 @@ fn generators_hit_their_sizes() {
             );
         }
     }
+}
+
+#[test]
+fn a_hint_of_references_gives_the_same_topology_and_a_wrong_one_is_ignored() {
+    for shape in Shape::ALL {
+        let graph = shape.generate(500, 3);
+        let expected = graph.topology().unwrap().clone();
+        let references = graph.references().unwrap();
+
+        let mut hinted = graph.clone();
+        hinted.hint_references(references.clone());
+        assert_eq!(hinted.topology().unwrap(), &expected, "{}", shape.name());
+
+        // Every reference of the last task that has one now names node 0:
+        // the hint no longer matches the bodies, and the keys are resolved.
+        let (offsets, mut targets) = references.into_rows();
+        if let Some(last) = targets.last_mut() {
+            *last = NodeId::new(0);
+        }
+        let mut wrong = graph.clone();
+        wrong.hint_references(graph_core::References::from_rows(offsets, targets).unwrap());
+        assert_eq!(wrong.topology().unwrap(), &expected, "{}", shape.name());
+    }
+}
+
+#[test]
+fn references_keep_repeats_in_preorder() {
+    use graph_core::{TaskGraph, Term};
+    let graph = TaskGraph::builder()
+        .task("a", Term::lit(1))
+        .task("b", Term::lit(2))
+        .task(
+            "c",
+            Term::call("f", [Term::key("b"), Term::list([Term::key("a"), Term::key("b")])]),
+        )
+        .build()
+        .unwrap();
+    let references = graph.references().unwrap();
+    assert_eq!(references.get(NodeId::new(2)), ids(&[1, 0, 1]));
+    assert_eq!(graph.topology().unwrap().dependencies(NodeId::new(2)), ids(&[1, 0]));
 }

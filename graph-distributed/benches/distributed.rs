@@ -78,7 +78,7 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
 }
 
 fn chain_job(placement_kind: &str, n: usize) -> (Arc<TaskGraph>, Job) {
-    let graph = Arc::new(graph_core::testing::chain(n));
+    let graph = Arc::new(graph_core::generate::chain(n));
     let last = NodeId::new(n - 1);
     let job = Job::new([last], placement(placement_kind, n));
     (graph, job)
@@ -105,7 +105,7 @@ fn chain_alternating(bencher: Bencher<'_, '_>, n: usize) {
 /// edges at once rather than one after another.
 #[divan::bench(sample_count = 5)]
 fn shuffle(bencher: Bencher<'_, '_>) {
-    let graph = Arc::new(graph_core::testing::Shape::Shuffle.generate(10_000, 42));
+    let graph = Arc::new(graph_core::generate::Shape::Shuffle.generate(10_000, 42));
     let n = graph.len();
     let outputs: Vec<NodeId> = graph
         .leaf_keys()

@@ -21,7 +21,7 @@
 
 mod cluster;
 mod error;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod job;
 mod message;

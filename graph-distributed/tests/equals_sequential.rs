@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{job_for, leaf_nodes, oracle, run_exec, run_processes};
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 use graph_distributed::{Cluster, Job};
 
 const SHAPES: [Shape; 6] = [
@@ -92,7 +92,7 @@ fn cut_edges_and_transfer_bytes_are_the_placements() {
 
 #[test]
 fn only_what_the_outputs_need_runs() {
-    let graph = Arc::new(graph_core::testing::word_count());
+    let graph = Arc::new(graph_core::generate::word_count());
     let print1 = graph.node_id(&"print1".into()).unwrap();
     let job = Job::new([print1], (0..graph.len() as u32).map(|i| i % 2).collect());
     let outcome = run_exec(&graph, job, &Cluster::local(2)).unwrap().unwrap();

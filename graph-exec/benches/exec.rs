@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 use graph_core::{Key, TaskGraph, Term};
 use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Request, RunOptions, execute_sequential};
 

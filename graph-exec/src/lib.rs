@@ -25,7 +25,7 @@
 mod builtins;
 mod compiled;
 mod error;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod local;
 mod plan;

@@ -93,10 +93,10 @@ pub struct RunOptions<'a> {
 /// # Example
 ///
 /// ```
-/// use graph_core::testing;
+/// use graph_core::generate;
 /// use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Output, Request, RunOptions};
 ///
-/// let graph = testing::tree(1000, 4); // sums 0..1000
+/// let graph = generate::tree(1000, 4); // sums 0..1000
 /// let root = graph.keys().last().unwrap().clone();
 /// let executor = LocalExecutor::with_threads(2);
 /// let run = executor.run(&graph, &OpRegistry::builtins(), &Request::Key(root), &RunOptions::default())?;

@@ -4,13 +4,13 @@
 
 mod common;
 
-use graph_core::{Topology, testing};
+use graph_core::{Topology, generate};
 use graph_exec::{Dynamic, Error, LocalExecutor, OpRegistry, RunOptions, execute_sequential};
 
 #[test]
 fn barrier_schedule_gives_the_same_results() {
     let (m, n) = (20, 30);
-    let graph = testing::shuffle(m, n);
+    let graph = generate::shuffle(m, n);
     assert_eq!(graph.topology().unwrap().edge_count(), m * n);
     // Node m + n is the barrier: every mapper feeds it, it feeds every reducer.
     let barrier = m + n;
@@ -38,7 +38,7 @@ fn barrier_schedule_gives_the_same_results() {
 
 #[test]
 fn a_schedule_that_misses_a_dependency_is_an_error() {
-    let graph = testing::shuffle(3, 2);
+    let graph = generate::shuffle(3, 2);
     // No edges at all: reducers may start before the mappers.
     let schedule = Topology::from_edges(5, []).unwrap();
     let options = RunOptions {

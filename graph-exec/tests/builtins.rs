@@ -1,6 +1,6 @@
 //! The built-in ops mean what their Python namesakes mean.
 
-use graph_core::{TaskGraph, Term, testing};
+use graph_core::{TaskGraph, Term, generate};
 use graph_exec::{Dynamic, OpRegistry, Request, execute_sequential};
 
 fn eval(term: Term) -> Result<String, String> {
@@ -124,7 +124,7 @@ fn lists_and_strings() {
 
 #[test]
 fn the_word_count_graph_counts_words() {
-    let graph = testing::word_count();
+    let graph = generate::word_count();
     let request = Request::list(["print1", "print2", "print3"]);
     let run = execute_sequential(&graph, &OpRegistry::builtins(), &request).unwrap();
     let lines: Vec<String> = run

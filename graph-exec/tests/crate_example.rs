@@ -1,11 +1,11 @@
 //! The crate-level example: dask's word-count graph, run on all cores. Run as a
 //! test without the test harness, so `main` is the test.
 
-use graph_core::testing;
+use graph_core::generate;
 use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Output, Request, RunOptions};
 
 fn main() -> Result<(), graph_exec::Error> {
-    let graph = testing::word_count();
+    let graph = generate::word_count();
     let registry = OpRegistry::<Dynamic>::builtins();
     let request = Request::list(["print1", "print2"]);
     let run = LocalExecutor::new().run(&graph, &registry, &request, &RunOptions::default())?;

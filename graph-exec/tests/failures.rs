@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use graph_core::{Key, TaskGraph, Term, testing};
+use graph_core::{Key, TaskGraph, Term, generate};
 use graph_exec::{
     Callbacks, CancelHandle, Dynamic, Error, LocalExecutor, OpRegistry, Request, RunOptions,
     execute_sequential,
@@ -166,7 +166,7 @@ fn missing_ops_are_all_named_before_anything_runs() {
 
 #[test]
 fn bad_requests_and_opaque_tasks_are_refused() {
-    let graph = testing::chain(3);
+    let graph = generate::chain(3);
     let err =
         execute_sequential(&graph, &OpRegistry::builtins(), &Request::from("nope")).unwrap_err();
     assert_eq!(err.to_string(), "requested key 'nope' is not in the graph");
@@ -212,7 +212,7 @@ impl Callbacks for CancelAfter {
 
 #[test]
 fn a_cancel_handle_stops_the_run() {
-    let graph = testing::random_dag(5_000, 4);
+    let graph = generate::random_dag(5_000, 4);
     let handle = CancelHandle::new();
     let cancel = CancelAfter {
         handle: handle.clone(),

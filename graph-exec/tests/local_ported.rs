@@ -158,7 +158,7 @@ fn test_nested_tasks() {
 #[test]
 fn test_get_stack_limit() {
     // dask: a chain of 10 000 `inc`s must not overflow the stack.
-    let graph = graph_core::testing::chain(10_000);
+    let graph = graph_core::generate::chain(10_000);
     assert_eq!(
         get(&graph, Request::from(("chain", 9_999))).unwrap(),
         int(9_999)
@@ -308,7 +308,7 @@ fn only_the_needed_tasks_run() {
         callbacks: Some(&recorder),
         ..RunOptions::default()
     };
-    let graph = graph_core::testing::word_count();
+    let graph = graph_core::generate::word_count();
     let run = LocalExecutor::with_threads(2)
         .run(
             &graph,

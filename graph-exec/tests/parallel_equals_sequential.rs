@@ -4,7 +4,7 @@
 mod common;
 
 use common::{leaves, max_pressure, priorities_of};
-use graph_core::testing::{Rng, Shape};
+use graph_core::generate::{Rng, Shape};
 use graph_core::{Dag, NodeId};
 use graph_exec::{Dynamic, LocalExecutor, OpRegistry, RunOptions, execute_sequential};
 
@@ -82,14 +82,14 @@ fn one_thread_holds_exactly_the_orders_max_pressure() {
 #[test]
 fn sequential_frees_as_it_goes() {
     let registry = OpRegistry::<Dynamic>::builtins();
-    let chain = graph_core::testing::chain(1_000);
+    let chain = graph_core::generate::chain(1_000);
     let run = execute_sequential(&chain, &registry, &leaves(&chain)).unwrap();
     assert_eq!(
         run.output.items().unwrap()[0].value(),
         Some(&Dynamic::Int(999))
     );
     assert_eq!(run.stats.peak_held, 1, "a chain holds one result at a time");
-    let tree = graph_core::testing::tree(256, 4);
+    let tree = graph_core::generate::tree(256, 4);
     let run = execute_sequential(&tree, &registry, &leaves(&tree)).unwrap();
     // Post-order over a 4-ary tree with 4 levels of sums: at the worst moment,
     // 3 finished siblings wait on each of the 3 upper levels, and 4 leaves wait

@@ -3,7 +3,7 @@
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 use graph_core::{Dag, Key, Op, TaskGraph};
 use graph_optimize::{
     FuseConfig, FuseLinearConfig, OptimizeConfig, StageConfig, coalesce_stages, cull, fuse,
@@ -175,7 +175,7 @@ fn stages_array(bencher: Bencher<'_, '_>, n: usize) {
 fn barriers_shuffle(bencher: Bencher<'_, '_>, n: usize) {
     // About n edges: sqrt(n) mappers all feeding sqrt(n) reducers.
     let side = (n as f64).sqrt() as usize;
-    let graph = graph_core::testing::shuffle(side, side);
+    let graph = graph_core::generate::shuffle(side, side);
     let topology = graph.topology().unwrap().clone();
     bencher
         .counter(ItemsCount::new(topology.edge_count()))

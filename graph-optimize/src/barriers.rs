@@ -79,10 +79,10 @@ impl Barriers {
 /// # Example
 ///
 /// ```
-/// use graph_core::testing;
+/// use graph_core::generate;
 /// use graph_optimize::insert_barriers;
 ///
-/// let graph = testing::shuffle(8, 6); // 8 mappers, 6 reducers, 48 edges
+/// let graph = generate::shuffle(8, 6); // 8 mappers, 6 reducers, 48 edges
 /// let topology = graph.topology()?;
 /// let barriers = insert_barriers(topology, 16)?;
 /// assert_eq!(barriers.blocks.len(), 1);

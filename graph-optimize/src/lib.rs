@@ -36,7 +36,7 @@ mod deps;
 mod error;
 mod fuse;
 mod fuse_linear;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod inline;
 mod names;

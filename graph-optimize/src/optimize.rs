@@ -176,10 +176,10 @@ impl fmt::Display for PassReport {
 /// # Example
 ///
 /// ```
-/// use graph_core::testing;
+/// use graph_core::generate;
 /// use graph_optimize::{OptimizeConfig, optimize};
 ///
-/// let graph = testing::chain(100);
+/// let graph = generate::chain(100);
 /// let (optimized, report) = optimize(&graph, &OptimizeConfig::default())?;
 /// assert_eq!(report.tasks_before, 100);
 /// // The constant is inlined, then the chain fuses into its last task; dask's
@@ -215,10 +215,10 @@ pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(Optimized
 /// # Example
 ///
 /// ```
-/// use graph_core::testing;
+/// use graph_core::generate;
 /// use graph_optimize::{OptimizeConfig, optimize, optimize_owned};
 ///
-/// let graph = testing::random_dag(1_000, 7);
+/// let graph = generate::random_dag(1_000, 7);
 /// let (borrowed, _) = optimize(&graph, &OptimizeConfig::default())?;
 /// let (owned, _) = optimize_owned(graph, &OptimizeConfig::default())?;
 /// assert_eq!(owned.graph, borrowed.graph);

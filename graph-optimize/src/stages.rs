@@ -109,11 +109,11 @@ impl StagePlan {
 /// # Example
 ///
 /// ```
-/// use graph_core::{Op, testing};
+/// use graph_core::{Op, generate};
 /// use graph_optimize::{StageConfig, plan_stages};
 ///
 /// // 4 inputs, each split 4 ways, each output summing one piece of each.
-/// let graph = testing::shuffle_split(4, 4);
+/// let graph = generate::shuffle_split(4, 4);
 /// let config = StageConfig { wide_ops: vec![Op::new("sum")], ..Default::default() };
 /// let plan = plan_stages(&graph, &config)?;
 /// assert_eq!(plan.stage_count, 2);
@@ -230,10 +230,10 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
 /// # Example
 ///
 /// ```
-/// use graph_core::testing;
+/// use graph_core::generate;
 /// use graph_optimize::{StageConfig, coalesce_stages, plan_stages};
 ///
-/// let graph = testing::chain(10);
+/// let graph = generate::chain(10);
 /// let plan = plan_stages(&graph, &StageConfig::default())?;
 /// let coalesced = coalesce_stages(&graph, &plan)?;
 /// assert_eq!(coalesced.graph.len(), 1);

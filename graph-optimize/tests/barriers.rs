@@ -5,7 +5,7 @@
 mod common;
 
 use common::Evaluator;
-use graph_core::testing::{random_dag, shuffle, shuffle_split, tree};
+use graph_core::generate::{random_dag, shuffle, shuffle_split, tree};
 use graph_core::{Dag, NodeId, TaskGraph};
 use graph_optimize::insert_barriers;
 

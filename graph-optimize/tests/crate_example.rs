@@ -1,11 +1,11 @@
 //! The crate-level example: optimize dask's word-count graph as its
 //! optimization docs do. Run without the test harness, so `main` is the test.
 
-use graph_core::{Key, Op, testing};
+use graph_core::{Key, Op, generate};
 use graph_optimize::{OptimizeConfig, cull, fuse, inline, inline_functions, optimize};
 
 fn main() -> Result<(), graph_optimize::Error> {
-    let graph = testing::word_count();
+    let graph = generate::word_count();
     let outputs = [Key::from("print1"), Key::from("print2")];
 
     // One pass at a time, each handing its dependencies to the next.

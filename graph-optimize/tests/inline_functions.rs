@@ -256,7 +256,7 @@ fn a_task_with_an_opaque_dependent_is_not_inlined() {
 fn long_chains_of_cheap_ops_stay_bounded() {
     use graph_optimize::MAX_INLINED_TERM;
 
-    let chain = graph_core::testing::chain(20_000);
+    let chain = graph_core::generate::chain(20_000);
     let last = chain.keys().last().unwrap().clone();
     let fast = ops(&["inc"]);
     let inlined = inline_functions(&chain, std::slice::from_ref(&last), &fast, None).unwrap();
@@ -273,7 +273,7 @@ fn long_chains_of_cheap_ops_stay_bounded() {
     for (_, task) in inlined.graph.iter() {
         assert!(task.body.term().unwrap().size() <= MAX_INLINED_TERM + 1);
     }
-    let small = graph_core::testing::chain(300);
+    let small = graph_core::generate::chain(300);
     let small_last = small.keys().last().unwrap().clone();
     let inlined = inline_functions(&small, std::slice::from_ref(&small_last), &fast, None).unwrap();
     assert_eq!(

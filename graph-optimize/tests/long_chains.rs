@@ -5,7 +5,7 @@
 //! comparing such a term recurses, in graph-core's types; the terms here are
 //! as deep as a test thread's small stack lets those go.)
 
-use graph_core::testing::chain;
+use graph_core::generate::chain;
 use graph_core::{Body, Op, Term};
 use graph_optimize::{
     DEFAULT_MAX_DEPTH, FuseConfig, MAX_INLINED_TERM, OptimizeConfig, optimize, optimize_owned,

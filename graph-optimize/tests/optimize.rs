@@ -6,7 +6,7 @@ mod common;
 use common::{Evaluator, keys, show_checked};
 use expect_test::expect;
 use graph_core::Op;
-use graph_core::testing::{chain, word_count};
+use graph_core::generate::{chain, word_count};
 use graph_optimize::{
     Error, FuseConfig, OptimizeConfig, Pass, cull, fuse, inline, inline_functions, optimize,
 };

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Evaluator, show_checked};
-use graph_core::testing::{Shape, word_count};
+use graph_core::generate::{Shape, word_count};
 use graph_core::{Key, Op, TaskGraph};
 use graph_optimize::{
     FuseConfig, FuseLinearConfig, OptimizeConfig, Optimized, Pass, StageConfig, coalesce_stages,

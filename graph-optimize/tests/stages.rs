@@ -5,7 +5,7 @@ mod common;
 
 use common::{Evaluator, graph, key, keys, show_checked};
 use expect_test::expect;
-use graph_core::testing::{chain, shuffle_split};
+use graph_core::generate::{chain, shuffle_split};
 use graph_core::{Key, Op};
 use graph_optimize::{Error, StageConfig, coalesce_stages, plan_stages};
 

@@ -4,7 +4,7 @@
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
 use graph_core::Topology;
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 use graph_order::{Order, OrderConfig, Strategy, diagnostics, order};
 
 fn main() {

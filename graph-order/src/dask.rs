@@ -12,10 +12,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use fixedbitset::FixedBitSet;
+use graph_core::{Dag, NodeId, Topology};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
-
-use crate::csr::Csr;
 
 const NONE: u32 = u32::MAX;
 const LIVE: u8 = 0;
@@ -36,26 +35,31 @@ fn bucket_of(ordinal: usize, count: usize) -> u8 {
 /// roots with two or more dependents leave the graph (§3 of the notes).
 /// Returns the removed leaves in removal order.
 fn normalise(
-    csr: &Csr,
+    topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
     removed: &mut [u8],
     ndeps: &mut [u32],
     ndependents: &mut [u32],
-) -> Vec<u32> {
-    let n = csr.len() as u32;
+) -> Vec<NodeId> {
     let mut removed_leaves = Vec::new();
-    let mut leaves: Vec<u32> = (0..n).filter(|&i| ndependents[i as usize] == 0).collect();
-    let mut roots: Vec<u32> = (0..n).filter(|&i| ndeps[i as usize] == 0).collect();
-    leaves.sort_unstable_by_key(|&i| tie[i as usize]);
-    roots.sort_unstable_by_key(|&i| tie[i as usize]);
+    let mut leaves: Vec<NodeId> = topology
+        .node_ids()
+        .filter(|&node| ndependents[node.index()] == 0)
+        .collect();
+    let mut roots: Vec<NodeId> = topology
+        .node_ids()
+        .filter(|&node| ndeps[node.index()] == 0)
+        .collect();
+    leaves.sort_unstable_by_key(|&node| tie[node.index()]);
+    roots.sort_unstable_by_key(|&node| tie[node.index()]);
     // A leaf or root that is kept once stays kept (its counts only shrink and
     // it stays a leaf or root), so each pass only needs the newcomers.
     loop {
         let mut removed_a_leaf = false;
         let mut new_leaves = Vec::new();
         for &leaf in &leaves {
-            let l = leaf as usize;
+            let l = leaf.index();
             if removed[l] != LIVE || ndeps[l] == 0 || ndependents[l] != 0 {
                 continue;
             }
@@ -63,10 +67,11 @@ fn normalise(
                 removed_a_leaf = true;
                 removed[l] = REMOVED_LEAF;
                 removed_leaves.push(leaf);
-                for &d in csr.deps(leaf) {
-                    if removed[d as usize] == LIVE {
-                        ndependents[d as usize] -= 1;
-                        if ndependents[d as usize] == 0 {
+                for &d in topology.dependencies(leaf) {
+                    let di = d.index();
+                    if removed[di] == LIVE {
+                        ndependents[di] -= 1;
+                        if ndependents[di] == 0 {
                             new_leaves.push(d);
                         }
                     }
@@ -75,16 +80,17 @@ fn normalise(
         }
         let mut new_roots = Vec::new();
         for &root in &roots {
-            let r = root as usize;
+            let r = root.index();
             if removed[r] != LIVE || ndependents[r] == 0 || ndeps[r] != 0 {
                 continue;
             }
             if is_data[r] && ndependents[r] > 1 {
                 removed[r] = REMOVED_ROOT;
-                for &d in csr.dependents(root) {
-                    if removed[d as usize] == LIVE {
-                        ndeps[d as usize] -= 1;
-                        if ndeps[d as usize] == 0 {
+                for &d in topology.dependents(root) {
+                    let di = d.index();
+                    if removed[di] == LIVE {
+                        ndeps[di] -= 1;
+                        if ndeps[di] == 0 {
                             new_roots.push(d);
                         }
                     }
@@ -94,8 +100,8 @@ fn normalise(
         if !removed_a_leaf {
             return removed_leaves;
         }
-        new_leaves.sort_unstable_by_key(|&i| tie[i as usize]);
-        new_roots.sort_unstable_by_key(|&i| tie[i as usize]);
+        new_leaves.sort_unstable_by_key(|&node| tie[node.index()]);
+        new_roots.sort_unstable_by_key(|&node| tie[node.index()]);
         leaves = new_leaves;
         roots = new_roots;
     }
@@ -103,8 +109,8 @@ fn normalise(
 
 /// dask's per-task metrics of the normalised graph (§4 of the notes).
 pub(crate) struct Metrics {
-    pub(crate) roots: Vec<u32>,
-    pub(crate) leaves: Vec<u32>,
+    pub(crate) roots: Vec<NodeId>,
+    pub(crate) leaves: Vec<NodeId>,
     pub(crate) root_bucket: Vec<u8>,
     /// `total_dependencies`, saturating.
     pub(crate) total: Vec<u64>,
@@ -115,36 +121,41 @@ pub(crate) struct Metrics {
     pub(crate) max_dependents: Vec<u32>,
 }
 
-pub(crate) fn metrics(csr: &Csr, removed: &[u8], ndeps: &[u32], ndependents: &[u32]) -> Metrics {
-    let n = csr.len();
-    let live = |v: u32| removed[v as usize] == LIVE;
-    let mut roots: Vec<u32> = Vec::new();
-    let mut leaves: Vec<u32> = Vec::new();
-    for v in 0..n as u32 {
+pub(crate) fn metrics(
+    topology: &Topology,
+    removed: &[u8],
+    ndeps: &[u32],
+    ndependents: &[u32],
+) -> Metrics {
+    let n = topology.node_count();
+    let live = |v: NodeId| removed[v.index()] == LIVE;
+    let mut roots: Vec<NodeId> = Vec::new();
+    let mut leaves: Vec<NodeId> = Vec::new();
+    for v in topology.node_ids() {
         if live(v) {
-            if ndeps[v as usize] == 0 {
+            if ndeps[v.index()] == 0 {
                 roots.push(v);
             }
-            if ndependents[v as usize] == 0 {
+            if ndependents[v.index()] == 0 {
                 leaves.push(v);
             }
         }
     }
     let mut root_bucket = vec![0_u8; n];
     for (ordinal, &r) in roots.iter().enumerate() {
-        root_bucket[r as usize] = bucket_of(ordinal, roots.len());
+        root_bucket[r.index()] = bucket_of(ordinal, roots.len());
     }
     let mut leaf_bucket = vec![0_u8; n];
     for (ordinal, &l) in leaves.iter().enumerate() {
-        leaf_bucket[l as usize] = bucket_of(ordinal, leaves.len());
+        leaf_bucket[l.index()] = bucket_of(ordinal, leaves.len());
     }
     // dask's `total_dependencies` counts paths, which grow exponentially on
     // lattices; they saturate here.
     let mut total = vec![0_u64; n];
     let mut root_mask = vec![0_u64; n];
     let mut max_dependents = vec![0_u32; n];
-    for &v in &csr.topo {
-        let vi = v as usize;
+    for &v in topology.topological_order() {
+        let vi = v.index();
         if !live(v) {
             continue;
         }
@@ -154,8 +165,8 @@ pub(crate) fn metrics(csr: &Csr, removed: &[u8], ndeps: &[u32], ndependents: &[u
             continue;
         }
         let (mut t, mut mask, mut maxd) = (1_u64, 0_u64, 0_u32);
-        for &d in csr.deps(v) {
-            let di = d as usize;
+        for &d in topology.dependencies(v) {
+            let di = d.index();
             if !live(d) {
                 continue;
             }
@@ -173,14 +184,14 @@ pub(crate) fn metrics(csr: &Csr, removed: &[u8], ndeps: &[u32], ndependents: &[u
         max_dependents[vi] = maxd;
     }
     let mut leaf_mask = vec![0_u64; n];
-    for &v in csr.topo.iter().rev() {
-        let vi = v as usize;
+    for &v in topology.topological_order().iter().rev() {
+        let vi = v.index();
         if !live(v) || ndependents[vi] == 0 {
             continue;
         }
         let mut mask = 0_u64;
-        for &d in csr.dependents(v) {
-            let di = d as usize;
+        for &d in topology.dependents(v) {
+            let di = d.index();
             if !live(d) {
                 continue;
             }
@@ -205,30 +216,41 @@ pub(crate) fn metrics(csr: &Csr, removed: &[u8], ndeps: &[u32], ndependents: &[u
 }
 
 /// dask's metrics of a graph without normalisation, for tests.
-pub(crate) fn plain_metrics(csr: &Csr) -> Metrics {
-    let n = csr.len();
-    let ndeps: Vec<u32> = (0..n as u32).map(|i| csr.deps(i).len() as u32).collect();
-    let ndependents: Vec<u32> = (0..n as u32)
-        .map(|i| csr.dependents(i).len() as u32)
-        .collect();
-    metrics(csr, &vec![LIVE; n], &ndeps, &ndependents)
+pub(crate) fn plain_metrics(topology: &Topology) -> Metrics {
+    let (ndeps, ndependents) = degrees(topology);
+    metrics(
+        topology,
+        &vec![LIVE; topology.node_count()],
+        &ndeps,
+        &ndependents,
+    )
 }
 
-/// Orders `csr` as `dask.order.order` does. `tie` is a unique rank per node
+/// Each node's number of dependencies and of dependents.
+fn degrees(topology: &Topology) -> (Vec<u32>, Vec<u32>) {
+    let ndeps = topology
+        .node_ids()
+        .map(|node| topology.dependencies(node).len() as u32)
+        .collect();
+    let ndependents = topology
+        .node_ids()
+        .map(|node| topology.dependents(node).len() as u32)
+        .collect();
+    (ndeps, ndependents)
+}
+
+/// Orders `topology` as `dask.order.order` does. `tie` is a unique rank per node
 /// (dask's `str(key)`), `is_data` is empty or marks dask's non-task nodes.
-pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
-    let n = csr.len();
+pub(crate) fn dask(topology: &Topology, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
+    let n = topology.node_count();
     if n == 0 {
         return Vec::new();
     }
     let mut removed = vec![LIVE; n];
-    let mut ndeps: Vec<u32> = (0..n as u32).map(|i| csr.deps(i).len() as u32).collect();
-    let mut ndependents: Vec<u32> = (0..n as u32)
-        .map(|i| csr.dependents(i).len() as u32)
-        .collect();
+    let (mut ndeps, mut ndependents) = degrees(topology);
     let removed_leaves = if is_data.iter().any(|&d| d) {
         normalise(
-            csr,
+            topology,
             tie,
             is_data,
             &mut removed,
@@ -248,29 +270,30 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
         root_mask,
         leaf_mask,
         max_dependents,
-    } = metrics(csr, &removed, &ndeps, &ndependents);
-    let live = |v: u32| removed[v as usize] == LIVE;
+    } = metrics(topology, &removed, &ndeps, &ndependents);
+    let live = |v: NodeId| removed[v.index()] == LIVE;
 
     // dask's `sort_key`, as one rank per live task (higher = larger key).
     // Packed into two words and the tie rank, so the sort compares
     // contiguous integers: total dependencies; then dependency count (capped
     // at 2^24), connected roots (at most 64), and inverted max dependents.
-    let mut keyed: Vec<(u64, u64, u32, u32)> = (0..n as u32)
+    let mut keyed: Vec<(u64, u64, u32, u32)> = topology
+        .node_ids()
         .filter(|&v| live(v))
         .map(|v| {
-            let i = v as usize;
+            let i = v.index();
             let lo = u64::from(ndeps[i].min((1 << 24) - 1)) << 40
                 | u64::from(root_mask[i].count_ones()) << 33
                 | u64::from(u32::MAX - max_dependents[i]);
-            (total[i], lo, tie[i], v)
+            (total[i], lo, tie[i], v.as_u32())
         })
         .collect();
     keyed.par_sort_unstable();
-    let by_rank: Vec<u32> = keyed.iter().map(|k| k.3).collect();
+    let by_rank: Vec<NodeId> = keyed.iter().map(|k| NodeId::from_u32(k.3)).collect();
     drop(keyed);
     let mut rank = vec![NONE; n];
     for (r, &v) in by_rank.iter().enumerate() {
-        rank[v as usize] = r as u32;
+        rank[v.index()] = r as u32;
     }
     drop(total);
     drop(max_dependents);
@@ -280,24 +303,25 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
     let mut dep_off = vec![0_u32; n + 1];
     let mut dpt_off = vec![0_u32; n + 1];
     for v in 0..n {
-        dep_off[v + 1] = dep_off[v] + if live(v as u32) { ndeps[v] } else { 0 };
-        dpt_off[v + 1] = dpt_off[v] + if live(v as u32) { ndependents[v] } else { 0 };
+        let is_live = removed[v] == LIVE;
+        dep_off[v + 1] = dep_off[v] + if is_live { ndeps[v] } else { 0 };
+        dpt_off[v + 1] = dpt_off[v] + if is_live { ndependents[v] } else { 0 };
     }
     let mut dep_fill = dep_off.clone();
     let mut dpt_fill = dpt_off.clone();
-    let mut deps_sorted = vec![0_u32; dep_off[n] as usize];
-    let mut dpts_sorted = vec![0_u32; dpt_off[n] as usize];
+    let mut deps_sorted = vec![NodeId::from_u32(0); dep_off[n] as usize];
+    let mut dpts_sorted = vec![NodeId::from_u32(0); dpt_off[n] as usize];
     for &x in &by_rank {
-        for &v in csr.dependents(x) {
+        for &v in topology.dependents(x) {
             if live(v) {
-                deps_sorted[dep_fill[v as usize] as usize] = x;
-                dep_fill[v as usize] += 1;
+                deps_sorted[dep_fill[v.index()] as usize] = x;
+                dep_fill[v.index()] += 1;
             }
         }
-        for &d in csr.deps(x) {
+        for &d in topology.dependencies(x) {
             if live(d) {
-                dpts_sorted[dpt_fill[d as usize] as usize] = x;
-                dpt_fill[d as usize] += 1;
+                dpts_sorted[dpt_fill[d.index()] as usize] = x;
+                dpt_fill[d.index()] += 1;
             }
         }
     }
@@ -311,16 +335,16 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
     let mut bucket_count = [0_u32; BUCKETS + 1];
     let mut bucket_remaining = [0_u32; BUCKETS];
     for &r in &roots {
-        bucket_remaining[root_bucket[r as usize] as usize] += 1;
+        bucket_remaining[root_bucket[r.index()] as usize] += 1;
     }
     let mut bl_off = [0_u32; BUCKETS + 1];
     for &l in &leaves {
-        if ndeps[l as usize] == 0 {
+        if ndeps[l.index()] == 0 {
             continue;
         }
-        let mask = root_mask[l as usize];
-        degree[l as usize] = mask.count_ones() as u8;
-        buckets[mask.count_ones() as usize].push(Reverse(rank[l as usize]));
+        let mask = root_mask[l.index()];
+        degree[l.index()] = mask.count_ones() as u8;
+        buckets[mask.count_ones() as usize].push(Reverse(rank[l.index()]));
         bucket_count[mask.count_ones() as usize] += 1;
         for b in 0..BUCKETS {
             if mask >> b & 1 == 1 {
@@ -332,12 +356,12 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
         bl_off[b + 1] += bl_off[b];
     }
     let mut bl_fill = bl_off;
-    let mut bucket_leaves = vec![0_u32; bl_off[BUCKETS] as usize];
+    let mut bucket_leaves = vec![NodeId::from_u32(0); bl_off[BUCKETS] as usize];
     for &l in &leaves {
-        if ndeps[l as usize] == 0 {
+        if ndeps[l.index()] == 0 {
             continue;
         }
-        let mask = root_mask[l as usize];
+        let mask = root_mask[l.index()];
         for b in 0..BUCKETS {
             if mask >> b & 1 == 1 {
                 bucket_leaves[bl_fill[b] as usize] = l;
@@ -352,10 +376,10 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
         let mut longest = true;
         if !roots.is_empty() && (r - l).abs() / r < 0.8 {
             let mut by_key = roots.clone();
-            by_key.sort_unstable_by_key(|&v| rank[v as usize]);
+            by_key.sort_unstable_by_key(|&v| rank[v.index()]);
             let mut size = 0;
             for &v in &by_key {
-                let count = leaf_mask[v as usize].count_ones();
+                let count = leaf_mask[v.index()].count_ones();
                 if size == 0 {
                     size = count;
                 } else if size != count {
@@ -368,22 +392,22 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
     };
     drop(leaf_mask);
     let mut leaf_sorted = leaves.clone();
-    leaf_sorted.sort_unstable_by_key(|&v| rank[v as usize]);
+    leaf_sorted.sort_unstable_by_key(|&v| rank[v.index()]);
     if !longest {
         leaf_sorted.reverse();
     }
 
     let mut is_root = FixedBitSet::with_capacity(n);
     for &r in &roots {
-        is_root.insert(r as usize);
+        is_root.insert(r.index());
     }
     let mut leaf_live = FixedBitSet::with_capacity(n);
     for &l in &leaves {
-        leaf_live.insert(l as usize);
+        leaf_live.insert(l.index());
     }
     let n_live = by_rank.len();
     let mut state = State {
-        csr,
+        topology,
         removed,
         tie,
         any_removed_root,
@@ -427,15 +451,15 @@ pub(crate) fn dask(csr: &Csr, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
 }
 
 struct State<'a> {
-    csr: &'a Csr,
+    topology: &'a Topology,
     removed: Vec<u8>,
     tie: &'a [u32],
     any_removed_root: bool,
     ndeps: Vec<u32>,
     num_needed: Vec<u32>,
-    deps_sorted: Vec<u32>,
+    deps_sorted: Vec<NodeId>,
     dep_off: Vec<u32>,
-    dpts_sorted: Vec<u32>,
+    dpts_sorted: Vec<NodeId>,
     dpt_off: Vec<u32>,
     prio: Vec<u32>,
     next: u32,
@@ -455,40 +479,40 @@ struct State<'a> {
     hull_buckets: Vec<BinaryHeap<Reverse<u32>>>,
     hull_count: [u32; BUCKETS + 1],
     rank: Vec<u32>,
-    node_of_rank: Vec<u32>,
+    node_of_rank: Vec<NodeId>,
     root_bucket: Vec<u8>,
     bucket_remaining: [u32; BUCKETS],
     bl_off: [u32; BUCKETS + 1],
-    bucket_leaves: Vec<u32>,
-    leaf_sorted: Vec<u32>,
-    runnable: Vec<u32>,
-    known: FxHashMap<u32, Vec<Vec<u32>>>,
-    stack: Vec<u32>,
-    scratch: Vec<u32>,
-    scratch_known: Vec<u32>,
+    bucket_leaves: Vec<NodeId>,
+    leaf_sorted: Vec<NodeId>,
+    runnable: Vec<NodeId>,
+    known: FxHashMap<NodeId, Vec<Vec<NodeId>>>,
+    stack: Vec<NodeId>,
+    scratch: Vec<NodeId>,
+    scratch_known: Vec<NodeId>,
     /// Spent path vectors, reused to keep allocation out of the hot loop.
-    pool: Vec<Vec<u32>>,
-    branches: VecDeque<(u32, Vec<u32>)>,
+    pool: Vec<Vec<NodeId>>,
+    branches: VecDeque<(u32, Vec<NodeId>)>,
 }
 
 impl State<'_> {
     #[inline]
-    fn done(&self, v: u32) -> bool {
-        self.prio[v as usize] != NONE
+    fn done(&self, v: NodeId) -> bool {
+        self.prio[v.index()] != NONE
     }
 
     #[inline]
-    fn deps_of(&self, v: u32) -> std::ops::Range<usize> {
-        self.dep_off[v as usize] as usize..self.dep_off[v as usize + 1] as usize
+    fn deps_of(&self, v: NodeId) -> std::ops::Range<usize> {
+        self.dep_off[v.index()] as usize..self.dep_off[v.index() + 1] as usize
     }
 
     #[inline]
-    fn dependents_of(&self, v: u32) -> std::ops::Range<usize> {
-        self.dpt_off[v as usize] as usize..self.dpt_off[v as usize + 1] as usize
+    fn dependents_of(&self, v: NodeId) -> std::ops::Range<usize> {
+        self.dpt_off[v.index()] as usize..self.dpt_off[v.index() + 1] as usize
     }
 
-    fn hull_add(&mut self, v: u32) {
-        let vi = v as usize;
+    fn hull_add(&mut self, v: NodeId) {
+        let vi = v.index();
         if !self.reachable.contains(vi) {
             self.reachable.insert(vi);
             self.reachable_count += 1;
@@ -500,8 +524,8 @@ impl State<'_> {
         }
     }
 
-    fn hull_remove(&mut self, v: u32) {
-        let vi = v as usize;
+    fn hull_remove(&mut self, v: NodeId) {
+        let vi = v.index();
         if self.reachable.contains(vi) {
             self.reachable.set(vi, false);
             self.reachable_count -= 1;
@@ -513,8 +537,8 @@ impl State<'_> {
     }
 
     /// Moves a leaf to the next lower degree bucket (or out of them).
-    fn decrement_degree(&mut self, leaf: u32) {
-        let li = leaf as usize;
+    fn decrement_degree(&mut self, leaf: NodeId) {
+        let li = leaf.index();
         let d = self.degree[li] as usize;
         let r = self.rank[li];
         let in_hull = self.reachable.contains(li);
@@ -535,8 +559,8 @@ impl State<'_> {
 
     /// dask's three discards at the top of `add_to_result`, plus dropping a
     /// finished leaf from the degree buckets (a no-op when buckets are exact).
-    fn forget(&mut self, v: u32) {
-        let vi = v as usize;
+    fn forget(&mut self, v: NodeId) {
+        let vi = v.index();
         self.runnable_hull.set(vi, false);
         self.hull_remove(v);
         self.leaf_live.set(vi, false);
@@ -549,10 +573,10 @@ impl State<'_> {
 
     /// `add_to_result`: gives `item` the next priority, then follows single
     /// dependents that became runnable, depth first.
-    fn add(&mut self, item: u32) {
+    fn add(&mut self, item: NodeId) {
         self.stack.push(item);
         while let Some(item) = self.stack.pop() {
-            let i = item as usize;
+            let i = item.index();
             if self.done(item) {
                 self.forget(item);
                 continue;
@@ -565,16 +589,16 @@ impl State<'_> {
             self.forget(item);
             if self.any_removed_root {
                 self.scratch.clear();
-                for &d in self.csr.deps(item) {
-                    if self.removed[d as usize] == REMOVED_ROOT && !self.done(d) {
+                for &d in self.topology.dependencies(item) {
+                    if self.removed[d.index()] == REMOVED_ROOT && !self.done(d) {
                         self.scratch.push(d);
                     }
                 }
                 let tie = self.tie;
-                self.scratch.sort_unstable_by_key(|&d| tie[d as usize]);
+                self.scratch.sort_unstable_by_key(|&d| tie[d.index()]);
                 for k in 0..self.scratch.len() {
                     let d = self.scratch[k];
-                    self.prio[d as usize] = self.next;
+                    self.prio[d.index()] = self.next;
                     self.next += 1;
                 }
             }
@@ -587,7 +611,7 @@ impl State<'_> {
                 if self.bucket_remaining[b] == 0 {
                     for k in self.bl_off[b] as usize..self.bl_off[b + 1] as usize {
                         let leaf = self.bucket_leaves[k];
-                        if self.degree[leaf as usize] > 0 {
+                        if self.degree[leaf.index()] > 0 {
                             self.decrement_degree(leaf);
                         }
                     }
@@ -597,9 +621,9 @@ impl State<'_> {
             let single = range.len() == 1;
             for k in range {
                 let dep = self.dpts_sorted[k];
-                self.num_needed[dep as usize] -= 1;
+                self.num_needed[dep.index()] -= 1;
                 self.hull_add(dep);
-                if self.num_needed[dep as usize] == 0 {
+                if self.num_needed[dep.index()] == 0 {
                     if single {
                         self.stack.push(dep);
                     } else {
@@ -610,14 +634,14 @@ impl State<'_> {
         }
     }
 
-    fn add_path(&mut self, path: &[u32]) {
+    fn add_path(&mut self, path: &[NodeId]) {
         for &k in path {
             self.add(k);
         }
     }
 
     /// `get_target`: the leaf to aim for next.
-    fn get_target(&mut self) -> Option<u32> {
+    fn get_target(&mut self) -> Option<NodeId> {
         let min = (1..=BUCKETS).find(|&d| self.bucket_count[d] > 0);
         match min {
             Some(d) if self.reachable_count > 0 => {
@@ -628,9 +652,10 @@ impl State<'_> {
                     &mut self.buckets[d]
                 };
                 while let Some(&Reverse(r)) = heap.peek() {
-                    let v = self.node_of_rank[r as usize] as usize;
-                    if self.degree[v] as usize == d && (!hull || self.reachable.contains(v)) {
-                        return Some(v as u32);
+                    let v = self.node_of_rank[r as usize];
+                    let vi = v.index();
+                    if self.degree[vi] as usize == d && (!hull || self.reachable.contains(vi)) {
+                        return Some(v);
                     }
                     heap.pop();
                 }
@@ -641,13 +666,13 @@ impl State<'_> {
     }
 
     /// A cleared vector from the pool of spent paths.
-    fn fresh_path(&mut self) -> Vec<u32> {
+    fn fresh_path(&mut self) -> Vec<NodeId> {
         let mut path = self.pool.pop().unwrap_or_default();
         path.clear();
         path
     }
 
-    fn recycle(&mut self, path: Vec<u32>) {
+    fn recycle(&mut self, path: Vec<NodeId>) {
         self.pool.push(path);
     }
 
@@ -658,10 +683,10 @@ impl State<'_> {
         while !self.runnable.is_empty() {
             let mut candidates = std::mem::take(&mut self.runnable);
             while let Some(key) = candidates.pop() {
-                if self.runnable_hull.contains(key as usize) || self.done(key) {
+                if self.runnable_hull.contains(key.index()) || self.done(key) {
                     continue;
                 }
-                if self.leaf_live.contains(key as usize) {
+                if self.leaf_live.contains(key.index()) {
                     self.add(key);
                     continue;
                 }
@@ -671,7 +696,7 @@ impl State<'_> {
                 while let Some((mut nsplits, mut path)) = branches.pop_front() {
                     loop {
                         let current = *path.last().expect("paths are never empty");
-                        let ci = current as usize;
+                        let ci = current.index();
                         self.runnable_hull.insert(ci);
                         let down = self.dependents_of(current);
                         if down.is_empty() {
@@ -687,7 +712,7 @@ impl State<'_> {
                                 nsplits += 1;
                                 for k in down {
                                     let d = self.dpts_sorted[k];
-                                    if self.ndeps[d as usize] == 1 {
+                                    if self.ndeps[d.index()] == 1 {
                                         let mut branch = self.fresh_path();
                                         branch.extend_from_slice(&path);
                                         branch.push(d);
@@ -705,7 +730,7 @@ impl State<'_> {
                             self.runnable_hull.set(ci, false);
                             if count >= self.num_needed[ci] as usize {
                                 let all = self.known.remove(&current).unwrap_or_default();
-                                let mut pruned: Vec<Vec<u32>> = Vec::with_capacity(all.len());
+                                let mut pruned: Vec<Vec<NodeId>> = Vec::with_capacity(all.len());
                                 for p in all {
                                     if p.len() < 2 || !self.done(p[p.len() - 2]) {
                                         pruned.push(p);
@@ -751,14 +776,14 @@ impl State<'_> {
     /// Runs cached paths into one reducer, re-queueing a path whose next task
     /// waits for another path. dask loops until all are done; this stops if a
     /// whole round makes no progress, so it can never spin.
-    fn run_paths(&mut self, paths: Vec<Vec<u32>>) {
-        let mut queue: VecDeque<Vec<u32>> = paths.into();
+    fn run_paths(&mut self, paths: Vec<Vec<NodeId>>) {
+        let mut queue: VecDeque<Vec<NodeId>> = paths.into();
         let mut stalled = 0;
         while let Some(p) = queue.pop_front() {
             let before = self.next;
             let mut blocked = false;
             for &k in &p {
-                if self.num_needed[k as usize] != 0 {
+                if self.num_needed[k.index()] != 0 {
                     blocked = true;
                     break;
                 }
@@ -779,7 +804,7 @@ impl State<'_> {
     /// The main loop (§9): pick a target leaf, build its critical path, and
     /// walk it, backing up through inputs that are not ready yet.
     fn run(&mut self, n_live: usize) {
-        let mut critical: Vec<u32> = Vec::new();
+        let mut critical: Vec<NodeId> = Vec::new();
         while self.live_done < n_live {
             let Some(target) = self.get_target() else {
                 break;
@@ -803,7 +828,7 @@ impl State<'_> {
                 if self.done(item) {
                     continue;
                 }
-                if self.num_needed[item as usize] > 0 {
+                if self.num_needed[item.index()] > 0 {
                     critical.push(item);
                     self.scratch.clear();
                     self.scratch_known.clear();
@@ -844,23 +869,23 @@ impl State<'_> {
 
     /// Priorities for whatever the main loop left (never, on any graph we
     /// know of, but an order must be complete), then the removed leaves last.
-    fn finish(mut self, removed_leaves: Vec<u32>) -> Vec<u32> {
-        let topo = &self.csr.topo;
+    fn finish(mut self, removed_leaves: Vec<NodeId>) -> Vec<u32> {
+        let topo = self.topology.topological_order();
         for &v in topo {
-            if self.removed[v as usize] == LIVE && !self.done(v) {
-                self.num_needed[v as usize] = 0;
+            if self.removed[v.index()] == LIVE && !self.done(v) {
+                self.num_needed[v.index()] = 0;
                 self.add(v);
             }
         }
         for &v in topo {
-            if self.removed[v as usize] == REMOVED_ROOT && !self.done(v) {
-                self.prio[v as usize] = self.next;
+            if self.removed[v.index()] == REMOVED_ROOT && !self.done(v) {
+                self.prio[v.index()] = self.next;
                 self.next += 1;
             }
         }
         let n = self.prio.len() as u32;
         for (k, &leaf) in removed_leaves.iter().enumerate() {
-            self.prio[leaf as usize] = n - 1 - k as u32;
+            self.prio[leaf.index()] = n - 1 - k as u32;
         }
         self.prio
     }

@@ -1,9 +1,8 @@
 //! `diagnostics`: how much memory an order holds, step by step and per task.
 
-use graph_core::{Dag, NodeId};
+use graph_core::{Dag, NodeId, Topology};
 
-use crate::csr::Csr;
-use crate::{Error, Order};
+use crate::{Error, Order, check_order};
 
 /// What an order costs in memory: the pressure series and, per task, dask's
 /// `OrderInfo` fields. Every per-task vector is indexed by node.
@@ -69,19 +68,18 @@ pub struct Diagnostics {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn diagnostics(dag: &impl Dag, order: &Order) -> Result<Diagnostics, Error> {
-    let csr = Csr::new(dag)?;
-    csr.check_order(order.priorities())?;
-    Ok(simulate(&csr, order.priorities()))
+    let topology = Topology::checked(dag)?;
+    check_order(&topology, order.priorities())?;
+    Ok(simulate(&topology, order.priorities()))
 }
 
-pub(crate) fn simulate(csr: &Csr, priorities: &[u32]) -> Diagnostics {
-    let n = csr.len();
-    let mut sequence = vec![0_u32; n];
-    for (node, &p) in priorities.iter().enumerate() {
-        sequence[p as usize] = node as u32;
-    }
-    let mut remaining: Vec<u32> = (0..n as u32)
-        .map(|i| csr.dependents(i).len() as u32)
+/// The [`Diagnostics`] of a valid order.
+fn simulate(topology: &Topology, priorities: &[u32]) -> Diagnostics {
+    let n = topology.node_count();
+    let sequence = sequence_of(priorities);
+    let mut remaining: Vec<u32> = topology
+        .node_ids()
+        .map(|node| topology.dependents(node).len() as u32)
         .collect();
     let mut d = Diagnostics {
         pressure: Vec::with_capacity(n),
@@ -93,21 +91,22 @@ pub(crate) fn simulate(csr: &Csr, priorities: &[u32]) -> Diagnostics {
     };
     let mut in_mem: u32 = 0;
     for (step, &key) in sequence.iter().enumerate() {
-        let k = key as usize;
+        let k = key.index();
         d.pressure.push(in_mem);
         d.max_pressure = d.max_pressure.max(in_mem);
         d.data_when_run[k] = in_mem;
         let mut released = 0;
-        for &dep in csr.deps(key) {
-            remaining[dep as usize] -= 1;
-            if remaining[dep as usize] == 0 {
-                d.age[dep as usize] = step as u32 - priorities[dep as usize];
-                d.data_when_released[dep as usize] = in_mem;
+        for &dep in topology.dependencies(key) {
+            let di = dep.index();
+            remaining[di] -= 1;
+            if remaining[di] == 0 {
+                d.age[di] = step as u32 - priorities[di];
+                d.data_when_released[di] = in_mem;
                 released += 1;
             }
         }
         d.dependencies_freed[k] = released;
-        if csr.dependents(key).is_empty() {
+        if topology.dependents(key).is_empty() {
             d.data_when_released[k] = in_mem;
             in_mem -= released;
         } else {
@@ -118,24 +117,21 @@ pub(crate) fn simulate(csr: &Csr, priorities: &[u32]) -> Diagnostics {
 }
 
 /// The maximum pressure of a valid order, without the per-task vectors.
-pub(crate) fn max_pressure_of(csr: &Csr, priorities: &[u32]) -> u32 {
-    let n = csr.len();
-    let mut sequence = vec![0_u32; n];
-    for (node, &p) in priorities.iter().enumerate() {
-        sequence[p as usize] = node as u32;
-    }
-    let mut remaining: Vec<u32> = (0..n as u32)
-        .map(|i| csr.dependents(i).len() as u32)
+pub(crate) fn max_pressure_of(topology: &Topology, priorities: &[u32]) -> u32 {
+    let sequence = sequence_of(priorities);
+    let mut remaining: Vec<u32> = topology
+        .node_ids()
+        .map(|node| topology.dependents(node).len() as u32)
         .collect();
     let (mut in_mem, mut max) = (0_u32, 0_u32);
     for &key in &sequence {
         max = max.max(in_mem);
         let mut released = 0;
-        for &dep in csr.deps(key) {
-            remaining[dep as usize] -= 1;
-            released += u32::from(remaining[dep as usize] == 0);
+        for &dep in topology.dependencies(key) {
+            remaining[dep.index()] -= 1;
+            released += u32::from(remaining[dep.index()] == 0);
         }
-        if csr.dependents(key).is_empty() {
+        if topology.dependents(key).is_empty() {
             in_mem -= released;
         } else {
             in_mem = in_mem + 1 - released;
@@ -178,16 +174,19 @@ pub(crate) fn max_pressure_of(csr: &Csr, priorities: &[u32]) -> u32 {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn max_pressure(dag: &impl Dag, order: &Order) -> Result<u32, Error> {
-    let csr = Csr::new(dag)?;
-    csr.check_order(order.priorities())?;
-    Ok(max_pressure_of(&csr, order.priorities()))
+    let topology = Topology::checked(dag)?;
+    check_order(&topology, order.priorities())?;
+    Ok(max_pressure_of(&topology, order.priorities()))
 }
 
 /// The node run at each step: the inverse of a priority vector.
 pub(crate) fn sequence_of(priorities: &[u32]) -> Vec<NodeId> {
     let mut sequence = vec![NodeId::from_u32(0); priorities.len()];
-    for (node, &p) in priorities.iter().enumerate() {
-        sequence[p as usize] = NodeId::new(node);
+    // Ids from a `u32` range: priorities come from a graph of fewer than
+    // `u32::MAX` nodes.
+    let nodes = (0..priorities.len() as u32).map(NodeId::from_u32);
+    for (node, &p) in nodes.zip(priorities) {
+        sequence[p as usize] = node;
     }
     sequence
 }

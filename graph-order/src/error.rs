@@ -1,32 +1,11 @@
 //! The error type of `graph-order`.
 
-use std::fmt;
-
 use graph_core::NodeId;
 
 /// Everything that can go wrong ordering a graph or judging an order.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The dependencies of a custom [`Dag`](graph_core::Dag) form a cycle.
-    #[error("cycle through nodes {} (each depends on the next)", Path(nodes))]
-    Cycle {
-        /// The nodes on the cycle, each depending on the next; the first is
-        /// repeated at the end.
-        nodes: Vec<NodeId>,
-    },
-    /// A node lists a dependency that is not a node of the graph.
-    #[error(
-        "node {node} depends on node {dependency}, out of range for a graph of {node_count} nodes"
-    )]
-    NodeOutOfRange {
-        /// The node holding the reference.
-        node: NodeId,
-        /// The index it refers to.
-        dependency: usize,
-        /// The number of nodes in the graph.
-        node_count: usize,
-    },
     /// A per-node input (tie-break ranks, data flags, priorities) has the
     /// wrong length.
     #[error("{what} has {found} entries, but the graph has {expected} nodes")]
@@ -56,22 +35,14 @@ pub enum Error {
         /// The dependency it would run before.
         dependency: NodeId,
     },
-    /// The task graph itself is invalid (a cycle naming its keys, a missing
-    /// dependency).
+    /// The graph itself is invalid, as
+    /// [`Topology::checked`](graph_core::Topology::checked) or
+    /// [`TaskGraph::topology`](graph_core::TaskGraph::topology) finds it: a
+    /// cycle ([`NodeCycle`](graph_core::Error::NodeCycle) naming its nodes, a
+    /// self-edge included, or [`Cycle`](graph_core::Error::Cycle) naming its
+    /// keys), a dependency out of range
+    /// ([`NodeOutOfRange`](graph_core::Error::NodeOutOfRange)), a missing
+    /// key, or more nodes than `u32` ids allow.
     #[error(transparent)]
     Graph(#[from] graph_core::Error),
-}
-
-struct Path<'a>(&'a [NodeId]);
-
-impl fmt::Display for Path<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, node) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" -> ")?;
-            }
-            write!(f, "{node}")?;
-        }
-        Ok(())
-    }
 }

@@ -59,21 +59,19 @@
 //!   nodes are marked by [`OrderConfig::is_data`] instead of by inspecting
 //!   task bodies.
 
-mod csr;
 mod dask;
 mod diagnostics;
 mod error;
 mod exact;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod tree;
 
 use std::fmt::Write as _;
 
-use graph_core::{Dag, Key, NodeId, TaskGraph};
+use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use rayon::slice::ParallelSliceMut;
 
-use crate::csr::Csr;
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;
 
@@ -157,8 +155,8 @@ impl Order {
     /// [`Error::LengthMismatch`], [`Error::NotAPermutation`] and
     /// [`Error::NotTopological`], and the graph errors of [`order`].
     pub fn from_priorities(dag: &impl Dag, priorities: Vec<u32>) -> Result<Order, Error> {
-        let csr = Csr::new(dag)?;
-        csr.check_order(&priorities)?;
+        let topology = Topology::checked(dag)?;
+        check_order(&topology, &priorities)?;
         Ok(Order {
             priorities,
             strategy: Strategy::Auto,
@@ -212,8 +210,10 @@ impl Order {
 ///
 /// # Arguments
 ///
-/// * `dag`: the graph. Its `dependents` are not read (they are rebuilt from
-///   `dependencies`), and repeated edges count once.
+/// * `dag`: the graph, checked once by
+///   [`Topology::checked`](graph_core::Topology::checked): a [`Topology`] is
+///   used as it is; any other [`Dag`] is copied from its `dependencies` (its
+///   `dependents` are not read). Repeated edges count once.
 /// * `tie_break`: empty (ties by node index), or a rank per node; where the
 ///   strategy's rules tie, the lower rank comes first. Equal ranks fall back
 ///   to node index.
@@ -226,8 +226,11 @@ impl Order {
 ///
 /// # Errors
 ///
-/// [`Error::Cycle`] naming the nodes on a cycle (a self-edge included),
-/// [`Error::NodeOutOfRange`] for a dependency past `node_count`, and
+/// [`Error::Graph`] wrapping graph-core's
+/// [`NodeCycle`](graph_core::Error::NodeCycle) naming the nodes on a cycle (a
+/// self-edge included) or [`NodeOutOfRange`](graph_core::Error::NodeOutOfRange)
+/// for a dependency past `node_count`, as
+/// [`Topology::checked`](graph_core::Topology::checked) finds them; and
 /// [`Error::LengthMismatch`] for a `tie_break` or `is_data` of the wrong
 /// length.
 ///
@@ -252,12 +255,17 @@ impl Order {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn order(dag: &impl Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Result<Order, Error> {
-    order_dyn(dag, tie_break, config)
+    let topology = Topology::checked(dag)?;
+    order_topology(&topology, tie_break, config)
 }
 
-fn order_dyn(dag: &dyn Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Result<Order, Error> {
-    let csr = Csr::new(dag)?;
-    let n = csr.len();
+/// [`order`] on a checked graph: the non-generic inner function.
+fn order_topology(
+    topology: &Topology,
+    tie_break: &[u32],
+    config: &OrderConfig<'_>,
+) -> Result<Order, Error> {
+    let n = topology.node_count();
     for (what, len) in [
         ("tie_break", tie_break.len()),
         ("is_data", config.is_data.len()),
@@ -272,22 +280,22 @@ fn order_dyn(dag: &dyn Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Resu
     }
     let tie = unique_ranks(tie_break, n);
     let (priorities, strategy) = match config.strategy {
-        Strategy::Auto => auto(&csr, &tie, config.is_data),
-        Strategy::Dask => (dask::dask(&csr, &tie, config.is_data), Strategy::Dask),
-        Strategy::TreeOptimal => (tree::tree_optimal(&csr, &tie), Strategy::TreeOptimal),
-        Strategy::DepthFirst => (tree::depth_first(&csr, &tie), Strategy::DepthFirst),
-        Strategy::BreadthFirst => (tree::breadth_first(&csr), Strategy::BreadthFirst),
+        Strategy::Auto => auto(topology, &tie, config.is_data),
+        Strategy::Dask => (dask::dask(topology, &tie, config.is_data), Strategy::Dask),
+        Strategy::TreeOptimal => (tree::tree_optimal(topology, &tie), Strategy::TreeOptimal),
+        Strategy::DepthFirst => (tree::depth_first(topology, &tie), Strategy::DepthFirst),
+        Strategy::BreadthFirst => (tree::breadth_first(topology), Strategy::BreadthFirst),
         Strategy::Exhaustive => {
-            let base = tree::tree_optimal(&csr, &tie);
-            let upper = diagnostics::max_pressure_of(&csr, &base);
-            let lower = tree::lower_bound(&csr);
-            match exact::exact(&csr, lower, upper) {
+            let base = tree::tree_optimal(topology, &tie);
+            let upper = diagnostics::max_pressure_of(topology, &base);
+            let lower = tree::lower_bound(topology);
+            match exact::exact(topology, lower, upper) {
                 Some(better) => (better, Strategy::Exhaustive),
                 None => (base, Strategy::Exhaustive),
             }
         }
     };
-    debug_assert!(csr.check_order(&priorities).is_ok());
+    debug_assert!(check_order(topology, &priorities).is_ok());
     Ok(Order {
         priorities,
         strategy,
@@ -295,18 +303,18 @@ fn order_dyn(dag: &dyn Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Resu
 }
 
 /// Every candidate, scored by max pressure; the first of the lowest wins.
-fn auto(csr: &Csr, tie: &[u32], is_data: &[bool]) -> (Vec<u32>, Strategy) {
+fn auto(topology: &Topology, tie: &[u32], is_data: &[bool]) -> (Vec<u32>, Strategy) {
     let score = |p: Vec<u32>, s: Strategy| {
-        let m = diagnostics::max_pressure_of(csr, &p);
+        let m = diagnostics::max_pressure_of(topology, &p);
         (m, p, s)
     };
     let (dask, others) = rayon::join(
-        || score(dask::dask(csr, tie, is_data), Strategy::Dask),
+        || score(dask::dask(topology, tie, is_data), Strategy::Dask),
         || {
             [
-                score(tree::tree_optimal(csr, tie), Strategy::TreeOptimal),
-                score(tree::depth_first(csr, tie), Strategy::DepthFirst),
-                score(tree::breadth_first(csr), Strategy::BreadthFirst),
+                score(tree::tree_optimal(topology, tie), Strategy::TreeOptimal),
+                score(tree::depth_first(topology, tie), Strategy::DepthFirst),
+                score(tree::breadth_first(topology), Strategy::BreadthFirst),
             ]
         },
     );
@@ -317,15 +325,46 @@ fn auto(csr: &Csr, tie: &[u32], is_data: &[bool]) -> (Vec<u32>, Strategy) {
         }
     }
     // On small graphs, search for a strictly better order, up to the bound.
-    if csr.len() <= exact::MAX_NODES {
-        let lower = tree::lower_bound(csr);
+    if topology.node_count() <= exact::MAX_NODES {
+        let lower = tree::lower_bound(topology);
         if lower < best.0 {
-            if let Some(better) = exact::exact(csr, lower, best.0) {
+            if let Some(better) = exact::exact(topology, lower, best.0) {
                 return (better, Strategy::Exhaustive);
             }
         }
     }
     (best.1, best.2)
+}
+
+/// Checks that `priorities` is a permutation of `0..n` that runs every
+/// dependency first.
+fn check_order(topology: &Topology, priorities: &[u32]) -> Result<(), Error> {
+    let n = topology.node_count();
+    if priorities.len() != n {
+        return Err(Error::LengthMismatch {
+            what: "the order",
+            expected: n,
+            found: priorities.len(),
+        });
+    }
+    let mut seen = vec![false; n];
+    for &p in priorities {
+        if p as usize >= n || seen[p as usize] {
+            return Err(Error::NotAPermutation {
+                priority: p,
+                node_count: n,
+            });
+        }
+        seen[p as usize] = true;
+    }
+    for node in topology.node_ids() {
+        for &dependency in topology.dependencies(node) {
+            if priorities[dependency.index()] > priorities[node.index()] {
+                return Err(Error::NotTopological { node, dependency });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Ranks `0..n` without ties: by `tie_break`, then by node index.
@@ -415,8 +454,10 @@ pub fn ranks_by_str(graph: &TaskGraph) -> Vec<u32> {
 ///
 /// # Errors
 ///
-/// [`Error::Graph`] wrapping graph-core's cycle error (naming the keys on
-/// the cycle) or missing-dependency error, and the errors of [`order`].
+/// [`Error::Graph`] wrapping graph-core's [`Cycle`](graph_core::Error::Cycle)
+/// (naming the keys on the cycle) or
+/// [`MissingDependency`](graph_core::Error::MissingDependency), and
+/// [`Error::LengthMismatch`] for an `is_data` of the wrong length.
 ///
 /// # Complexity
 ///
@@ -436,8 +477,7 @@ pub fn ranks_by_str(graph: &TaskGraph) -> Vec<u32> {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn order_graph(graph: &TaskGraph, config: &OrderConfig<'_>) -> Result<Order, Error> {
-    let topology = graph.topology()?;
-    order(topology, &ranks_by_str(graph), config)
+    order_topology(graph.topology()?, &ranks_by_str(graph), config)
 }
 
 /// A proven lower bound on the max pressure of any order of `dag`.
@@ -479,17 +519,17 @@ pub fn order_graph(graph: &TaskGraph, config: &OrderConfig<'_>) -> Result<Order,
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn lower_bound(dag: &impl Dag) -> Result<u32, Error> {
-    Ok(tree::lower_bound(&Csr::new(dag)?))
+    let topology = Topology::checked(dag)?;
+    Ok(tree::lower_bound(&topology))
 }
 
 /// dask's per-task ordering metrics, exposed for tests that port dask's tests
 /// of its private helpers (`ndependencies`, `_connecting_to_roots`).
 #[doc(hidden)]
 pub mod internals {
-    use graph_core::Dag;
+    use graph_core::{Dag, Topology};
 
     use crate::Error;
-    use crate::csr::Csr;
 
     /// The metrics `Strategy::Dask` sorts by, on a graph without data nodes.
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -513,8 +553,8 @@ pub mod internals {
     ///
     /// The graph errors of [`order`](crate::order()).
     pub fn dask_metrics(dag: &impl Dag) -> Result<DaskMetrics, Error> {
-        let csr = Csr::new(dag)?;
-        let m = crate::dask::plain_metrics(&csr);
+        let topology = Topology::checked(dag)?;
+        let m = crate::dask::plain_metrics(&topology);
         Ok(DaskMetrics {
             total_dependencies: m.total,
             connected_roots: m.root_mask.iter().map(|m| m.count_ones()).collect(),

@@ -1,11 +1,11 @@
 //! The crate-level example of `graph-order`, run as a test and shown in the docs.
 
-use graph_core::testing;
+use graph_core::generate;
 use graph_order::{OrderConfig, Strategy, diagnostics, lower_bound, order_graph};
 
 fn main() -> Result<(), graph_order::Error> {
     // dask's 2-D cumulative scan, then a sum.
-    let graph = testing::array_cumsum(6, 6);
+    let graph = generate::array_cumsum(6, 6);
     let dag = graph.topology()?;
 
     let auto = order_graph(&graph, &OrderConfig::default())?;

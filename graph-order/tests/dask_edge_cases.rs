@@ -26,7 +26,7 @@ fn order_cycle() {
         let dag = VecDag::new(n, edges);
         for strategy in STRATEGIES {
             match order(&dag, &[], &OrderConfig::new(strategy)) {
-                Err(Error::Cycle { nodes }) => {
+                Err(Error::Graph(graph_core::Error::NodeCycle { nodes })) => {
                     assert!(nodes.len() >= 2);
                     assert_eq!(nodes.first(), nodes.last());
                     for pair in nodes.windows(2) {
@@ -148,7 +148,13 @@ fn out_of_range_dependency() {
     dag.deps[1].push(NodeId::new(5));
     let err = order(&dag, &[], &OrderConfig::default()).unwrap_err();
     assert!(
-        matches!(err, Error::NodeOutOfRange { dependency: 5, .. }),
+        matches!(
+            err,
+            Error::Graph(graph_core::Error::NodeOutOfRange {
+                node: 5,
+                node_count: 2
+            })
+        ),
         "{err}"
     );
 }

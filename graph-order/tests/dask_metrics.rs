@@ -177,7 +177,7 @@ fn total_dependencies_count_paths() {
 /// number of roots.
 #[test]
 fn connected_roots_bounded_memory() {
-    let graph = graph_core::testing::random_dag(20_000, 3);
+    let graph = graph_core::generate::random_dag(20_000, 3);
     let topology = graph.topology().expect("acyclic");
     let m = dask_metrics(topology).expect("acyclic");
     let roots = topology

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{VecDag, assert_valid, brute_force_min_pressure};
-use graph_core::testing::Rng;
+use graph_core::generate::Rng;
 use graph_order::{OrderConfig, Strategy, max_pressure, order};
 
 #[test]

@@ -5,7 +5,8 @@
 mod common;
 
 use common::{STRATEGIES, assert_valid};
-use graph_core::testing::{self, Shape};
+use graph_core::generate;
+use graph_core::generate::Shape;
 use graph_core::{TaskGraph, Topology};
 use graph_order::{OrderConfig, Strategy, lower_bound, max_pressure, order, ranks_by_str};
 
@@ -19,11 +20,11 @@ fn graphs() -> Vec<(String, TaskGraph)> {
     for seed in 0..20 {
         res.push((
             format!("random seed {seed}"),
-            testing::random_dag(200 + 37 * seed as usize, seed),
+            generate::random_dag(200 + 37 * seed as usize, seed),
         ));
     }
-    res.push(("word count".into(), testing::word_count()));
-    res.push(("shuffle 30x7".into(), testing::shuffle(30, 7)));
+    res.push(("word count".into(), generate::word_count()));
+    res.push(("shuffle 30x7".into(), generate::shuffle(30, 7)));
     res
 }
 
@@ -81,7 +82,7 @@ fn auto_is_never_above_dask_or_the_baselines() {
 /// the same, the kept order is dask's.
 #[test]
 fn auto_ties_go_to_dask() {
-    let graph = testing::chain(50);
+    let graph = generate::chain(50);
     let dag = graph.topology().unwrap();
     let o = order(dag, &[], &OrderConfig::default()).unwrap();
     assert_eq!(o.strategy(), Strategy::Dask);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{VecDag, assert_valid, brute_force_min_pressure};
-use graph_core::testing::Rng;
+use graph_core::generate::Rng;
 use graph_order::{OrderConfig, Strategy, lower_bound, max_pressure, order};
 
 /// Checks one forest given by `parent[i]` (a parent index above `i`, or

@@ -4,10 +4,11 @@
 
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher, black_box};
-use graph_core::testing::{self, Rng};
+use graph_core::generate;
+use graph_core::generate::Rng;
 use graph_core::{TaskGraph, Term};
 use graph_rewrite::{
-    Pattern, RewriteRule, RuleSet, Strategy, par_rewrite_graph, par_rewrite_graph_in_place,
+    Pattern, RewriteRule, RewriteStrategy, RuleSet, par_rewrite_graph, par_rewrite_graph_in_place,
     rewrite_graph,
 };
 
@@ -76,14 +77,14 @@ fn terms_vs_rules(bencher: Bencher<'_, '_>, n_rules: usize) {
     bencher.counter(ItemsCount::new(TERMS)).bench(|| {
         let mut changed = 0;
         for term in &terms {
-            changed += usize::from(&rules.rewrite(term, Strategy::BottomUp) != term);
+            changed += usize::from(&rules.rewrite(term, RewriteStrategy::BottomUp) != term);
         }
         assert!(changed > 0);
         changed
     });
 }
 
-/// Six rules over the terms of `testing::random_dag` (`inc(max([refs]))`)
+/// Six rules over the terms of `generate::random_dag` (`inc(max([refs]))`)
 /// and the arithmetic a user might clean up. None is longer than a term it
 /// could meet, since dask's matcher crashes on such a term (`max([x, y])`
 /// against `max([a])`), and `benches/dask_rewrite.py` runs the same six.
@@ -105,7 +106,7 @@ fn six_rules() -> RuleSet {
 }
 
 fn graph(n: usize) -> TaskGraph {
-    testing::random_dag(n, 42)
+    generate::random_dag(n, 42)
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
@@ -113,7 +114,7 @@ fn graph_sequential(bencher: Bencher<'_, '_>, n: usize) {
     let rules = six_rules();
     let graph = graph(n);
     bencher.counter(ItemsCount::new(n)).bench(|| {
-        let (out, report) = rewrite_graph(&graph, &rules, Strategy::BottomUp).unwrap();
+        let (out, report) = rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp).unwrap();
         assert!(report.changed > n / 5);
         out
     });
@@ -124,7 +125,7 @@ fn graph_par(bencher: Bencher<'_, '_>, n: usize) {
     let rules = six_rules();
     let graph = graph(n);
     bencher.counter(ItemsCount::new(n)).bench(|| {
-        let (out, report) = par_rewrite_graph(&graph, &rules, Strategy::BottomUp).unwrap();
+        let (out, report) = par_rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp).unwrap();
         assert!(report.changed > n / 5);
         out
     });
@@ -138,7 +139,8 @@ fn graph_par_in_place(bencher: Bencher<'_, '_>, n: usize) {
         .counter(ItemsCount::new(n))
         .with_inputs(|| graph.clone())
         .bench_local_refs(|graph| {
-            let report = par_rewrite_graph_in_place(graph, &rules, Strategy::BottomUp).unwrap();
+            let report =
+                par_rewrite_graph_in_place(graph, &rules, RewriteStrategy::BottomUp).unwrap();
             assert!(report.changed > n / 5);
             black_box(report)
         });

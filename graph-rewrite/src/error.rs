@@ -57,7 +57,7 @@ pub enum Error {
         /// Where: a JSON path such as `rules[2].lhs.args[0]`.
         path: String,
         /// What is wrong there.
-        problem: Problem,
+        problem: RulesProblem,
     },
     /// Reading a rules file failed.
     #[error(transparent)]
@@ -75,7 +75,7 @@ pub enum Error {
 /// What is wrong with a rules file that parses as JSON.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum Problem {
+pub enum RulesProblem {
     /// The document or a rule is not a JSON object.
     NotAnObject,
     /// A required field is absent.
@@ -104,18 +104,18 @@ pub enum Problem {
     IntegerOutOfRange,
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for RulesProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::NotAnObject => f.write_str("expected a JSON object"),
-            Problem::MissingField { field } => write!(f, "missing field `{field}`"),
-            Problem::UnknownField { field } => write!(f, "unknown field `{field}`"),
-            Problem::Expected { expected } => write!(f, "expected {expected}"),
-            Problem::BadTerm => f.write_str(
+            RulesProblem::NotAnObject => f.write_str("expected a JSON object"),
+            RulesProblem::MissingField { field } => write!(f, "missing field `{field}`"),
+            RulesProblem::UnknownField { field } => write!(f, "unknown field `{field}`"),
+            RulesProblem::Expected { expected } => write!(f, "expected {expected}"),
+            RulesProblem::BadTerm => f.write_str(
                 "a term object is {\"var\": NAME}, {\"ref\": KEY}, {\"call\": OP, \"args\": [TERM, ...]} or {\"list\": [TERM, ...]}",
             ),
-            Problem::BadKey { message } => write!(f, "bad key: {message}"),
-            Problem::IntegerOutOfRange => {
+            RulesProblem::BadKey { message } => write!(f, "bad key: {message}"),
+            RulesProblem::IntegerOutOfRange => {
                 f.write_str("integer does not fit in a signed 64-bit integer")
             }
         }

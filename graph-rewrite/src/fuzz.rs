@@ -10,8 +10,9 @@
 use graph_core::{Body, Key, TaskGraph, Term, Value};
 
 use crate::{
-    Bindings, Error, Outcome, Pattern, RewriteReport, RewriteRule, RuleSet, StopReason, Strategy,
-    par_rewrite_graph, par_rewrite_graph_in_place, rewrite_graph, rewrite_graph_in_place,
+    Bindings, Error, Pattern, RewriteReport, RewriteRule, RewriteStrategy, Rewritten, RuleSet,
+    StopReason, par_rewrite_graph, par_rewrite_graph_in_place, rewrite_graph,
+    rewrite_graph_in_place,
 };
 
 /// How many leading bytes of an input choose the step limit and the rules.
@@ -30,7 +31,7 @@ pub const MENU_LEN: usize = 24;
 /// `rewrite_fixpoint`: on the rule set and step limit that `rule_bytes`
 /// choose ([`rules_from_bytes`]),
 ///
-/// - every task's term under [`Strategy::Fixpoint`] stops within its limit
+/// - every task's term under [`RewriteStrategy::Fixpoint`] stops within its limit
 ///   and tells the truth: when it reports [`StopReason::Saturated`] no rule
 ///   applies anywhere in the result (checked by a naive matcher, not the
 ///   net), further bottom-up passes change nothing, and any larger limit
@@ -52,9 +53,9 @@ pub fn rewrite_fixpoint(graph: &TaskGraph, rule_bytes: &[u8]) {
         }
     }
     for strategy in [
-        Strategy::BottomUp,
-        Strategy::TopLevel,
-        Strategy::Fixpoint { max_steps },
+        RewriteStrategy::BottomUp,
+        RewriteStrategy::TopLevel,
+        RewriteStrategy::Fixpoint { max_steps },
     ] {
         check_graph(graph, &rules, strategy);
     }
@@ -147,7 +148,7 @@ pub fn menu_rule(index: usize) -> RewriteRule {
 
 /// The fixpoint properties of one term.
 fn check_fixpoint(rules: &RuleSet, term: &Term, max_steps: usize) {
-    let fixpoint = |max_steps| Strategy::Fixpoint { max_steps };
+    let fixpoint = |max_steps| RewriteStrategy::Fixpoint { max_steps };
     let outcome = rules.run(term, fixpoint(max_steps));
     assert_eq!(
         rules.run(term, fixpoint(max_steps)),
@@ -173,7 +174,7 @@ fn check_fixpoint(rules: &RuleSet, term: &Term, max_steps: usize) {
                 "saturated, yet a rule applies: {term} -> {}",
                 outcome.term
             );
-            let again = rules.run(&outcome.term, Strategy::BottomUp);
+            let again = rules.run(&outcome.term, RewriteStrategy::BottomUp);
             assert_eq!(
                 (&again.term, again.steps),
                 (&outcome.term, 0),
@@ -224,7 +225,7 @@ fn bottom_up_passes(rules: &RuleSet, term: &Term, max_steps: usize) -> (Term, us
     let mut current = term.clone();
     let mut steps = 0;
     for _ in 0..=max_steps {
-        let pass = rules.run(&current, Strategy::BottomUp);
+        let pass = rules.run(&current, RewriteStrategy::BottomUp);
         if pass.steps == 0 {
             break;
         }
@@ -287,7 +288,7 @@ fn all_match<'a>(patterns: &'a [Pattern], terms: &'a [Term], bindings: &mut Bind
 }
 
 /// The graph-level properties for one strategy.
-fn check_graph(graph: &TaskGraph, rules: &RuleSet, strategy: Strategy) {
+fn check_graph(graph: &TaskGraph, rules: &RuleSet, strategy: RewriteStrategy) {
     let sequential = rewrite_graph(graph, rules, strategy);
     let parallel = par_rewrite_graph(graph, rules, strategy);
     match (&sequential, &parallel) {
@@ -343,7 +344,7 @@ enum Expected {
     Cycle,
 }
 
-fn task_by_task(graph: &TaskGraph, rules: &RuleSet, strategy: Strategy) -> Expected {
+fn task_by_task(graph: &TaskGraph, rules: &RuleSet, strategy: RewriteStrategy) -> Expected {
     let mut out = graph.clone();
     let mut report = RewriteReport::default();
     let mut missing = None;
@@ -352,7 +353,7 @@ fn task_by_task(graph: &TaskGraph, rules: &RuleSet, strategy: Strategy) -> Expec
             continue;
         };
         report.tasks += 1;
-        let Outcome {
+        let Rewritten {
             term: new,
             steps,
             stop,
@@ -372,7 +373,7 @@ fn task_by_task(graph: &TaskGraph, rules: &RuleSet, strategy: Strategy) -> Expec
         }
         out.task_mut(graph_core::NodeId::new(index)).body = Body::Term(new);
     }
-    if let Strategy::Fixpoint { max_steps } = strategy {
+    if let RewriteStrategy::Fixpoint { max_steps } = strategy {
         report.stop = Some(if report.step_limited == 0 {
             StopReason::Saturated
         } else {
@@ -425,7 +426,7 @@ mod tests {
         rewrite_fixpoint(&graph, &[5, 1, 0, 1]);
         let (rules, _) = rules_from_bytes(&[5, 1, 0, 1]);
         let term = Term::call("inc", [Term::key(("f", 0))]);
-        let outcome = rules.run(&term, Strategy::Fixpoint { max_steps: 5 });
+        let outcome = rules.run(&term, RewriteStrategy::Fixpoint { max_steps: 5 });
         assert_eq!(outcome.stop, Some(StopReason::StepLimit(5)));
     }
 
@@ -440,10 +441,10 @@ mod tests {
             rewrite_fixpoint(&graph, &rules);
         }
         let (rules, _) = rules_from_bytes(&[3, 0, 12]);
-        let err = rewrite_graph(&graph, &rules, Strategy::BottomUp).unwrap_err();
+        let err = rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp).unwrap_err();
         assert!(matches!(err, Error::Graph(_)), "{err}");
         let (rules, _) = rules_from_bytes(&[3, 0, 13]);
-        let err = rewrite_graph(&graph, &rules, Strategy::BottomUp).unwrap_err();
+        let err = rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp).unwrap_err();
         assert_eq!(
             err.to_string(),
             "task ('f', 1): rewritten term refers to missing key ('g', 0)"

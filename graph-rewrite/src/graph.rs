@@ -6,7 +6,7 @@ use graph_core::{Body, Key, NodeId, TaskGraph, Term};
 use rayon::prelude::*;
 
 use crate::net::Matcher;
-use crate::{Error, RuleSet, StopReason, Strategy};
+use crate::{Error, RewriteStrategy, RuleSet, StopReason};
 
 /// What rewriting a graph did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -17,9 +17,9 @@ pub struct RewriteReport {
     pub changed: usize,
     /// Rewrites made, over all tasks.
     pub steps: usize,
-    /// Tasks on which [`Strategy::Fixpoint`] stopped at its step limit.
+    /// Tasks on which [`RewriteStrategy::Fixpoint`] stopped at its step limit.
     pub step_limited: usize,
-    /// For [`Strategy::Fixpoint`], why it stopped: [`StopReason::Saturated`]
+    /// For [`RewriteStrategy::Fixpoint`], why it stopped: [`StopReason::Saturated`]
     /// if every task saturated, else the step limit. `None` for the one-pass
     /// strategies.
     pub stop: Option<StopReason>,
@@ -96,7 +96,7 @@ const CHUNK: usize = 1024;
 ///
 /// ```
 /// use graph_core::{Dag, Key, TaskGraph, Term};
-/// use graph_rewrite::{rewrite_graph, Pattern, RewriteRule, RuleSet, Strategy};
+/// use graph_rewrite::{rewrite_graph, Pattern, RewriteRule, RuleSet, RewriteStrategy};
 ///
 /// let graph = TaskGraph::builder()
 ///     .task("x", Term::lit(1))
@@ -104,7 +104,7 @@ const CHUNK: usize = 1024;
 ///     .build()?;
 /// let x = || Pattern::var("x");
 /// let rules = RuleSet::new([RewriteRule::new(Pattern::call("add", [x(), Pattern::lit(0)]), x())?]);
-/// let (rewritten, report) = rewrite_graph(&graph, &rules, Strategy::BottomUp)?;
+/// let (rewritten, report) = rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp)?;
 /// assert_eq!(report.changed, 1);
 /// let y = rewritten.get(&Key::from("y")).unwrap();
 /// assert_eq!(y.body.term(), Some(&Term::key("x")));
@@ -113,7 +113,7 @@ const CHUNK: usize = 1024;
 pub fn rewrite_graph(
     graph: &TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
 ) -> Result<(TaskGraph, RewriteReport), Error> {
     copy_rewritten(graph, rules, strategy, false)
 }
@@ -128,7 +128,7 @@ pub fn rewrite_graph(
 pub fn par_rewrite_graph(
     graph: &TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
 ) -> Result<(TaskGraph, RewriteReport), Error> {
     copy_rewritten(graph, rules, strategy, true)
 }
@@ -143,7 +143,7 @@ pub fn par_rewrite_graph(
 pub fn rewrite_graph_in_place(
     graph: &mut TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
 ) -> Result<RewriteReport, Error> {
     rewrite_in_place(graph, rules, strategy, false)
 }
@@ -156,7 +156,7 @@ pub fn rewrite_graph_in_place(
 pub fn par_rewrite_graph_in_place(
     graph: &mut TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
 ) -> Result<RewriteReport, Error> {
     rewrite_in_place(graph, rules, strategy, true)
 }
@@ -169,7 +169,7 @@ struct Changes {
 }
 
 impl Changes {
-    fn report(&self, strategy: Strategy) -> RewriteReport {
+    fn report(&self, strategy: RewriteStrategy) -> RewriteReport {
         let mut report = RewriteReport {
             tasks: self.n_terms,
             ..RewriteReport::default()
@@ -179,7 +179,7 @@ impl Changes {
             report.step_limited += usize::from(change.step_limited);
             report.changed += usize::from(change.term.is_some());
         }
-        if let Strategy::Fixpoint { max_steps } = strategy {
+        if let RewriteStrategy::Fixpoint { max_steps } = strategy {
             report.stop = Some(if report.step_limited == 0 {
                 StopReason::Saturated
             } else {
@@ -193,7 +193,7 @@ impl Changes {
 fn copy_rewritten(
     graph: &TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
     parallel: bool,
 ) -> Result<(TaskGraph, RewriteReport), Error> {
     let changes = changes(graph, rules, strategy, parallel)?;
@@ -213,7 +213,7 @@ fn copy_rewritten(
 fn rewrite_in_place(
     graph: &mut TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
     parallel: bool,
 ) -> Result<RewriteReport, Error> {
     let changes = changes(graph, rules, strategy, parallel)?;
@@ -254,7 +254,7 @@ fn drop_all(replaced: Vec<(NodeId, Body)>, parallel: bool) {
 fn changes(
     graph: &TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
     parallel: bool,
 ) -> Result<Changes, Error> {
     let n_tasks = graph.len();
@@ -311,7 +311,7 @@ fn changes(
 fn rewrite_task(
     graph: &TaskGraph,
     rules: &RuleSet,
-    strategy: Strategy,
+    strategy: RewriteStrategy,
     matcher: &mut Matcher,
     node: NodeId,
     term: &Term,

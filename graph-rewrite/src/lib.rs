@@ -8,14 +8,14 @@
 //!   of the [`Bindings`] (egg's searcher plus applier; dask's `RewriteRule`).
 //! - [`RuleSet`]: rules compiled once into a discrimination net; matches most
 //!   specific first, on op *and* arity (dask's `RuleSet`, and where it differs).
-//! - [`Strategy`]: [`BottomUp`](Strategy::BottomUp) (dask's default),
-//!   [`TopLevel`](Strategy::TopLevel), and [`Fixpoint`](Strategy::Fixpoint),
+//! - [`RewriteStrategy`]: [`BottomUp`](RewriteStrategy::BottomUp) (dask's default),
+//!   [`TopLevel`](RewriteStrategy::TopLevel), and [`Fixpoint`](RewriteStrategy::Fixpoint),
 //!   which reports a [`StopReason`] as egg's runner does.
 //! - [`rewrite_graph`] / [`par_rewrite_graph`]: every task of a
 //!   [`TaskGraph`](graph_core::TaskGraph), with a [`RewriteReport`].
 //! - [`Head`], [`args`], [`Traverser`]: a term as the preorder of its heads,
 //!   which the net is built over (dask's `head`, `args` and `Traverser`).
-//! - [`json`]: rules files, `{"rules": [{"lhs": TERM, "rhs": TERM}, ...]}`.
+//! - [`rules_file`]: rules files, `{"rules": [{"lhs": TERM, "rhs": TERM}, ...]}`.
 //!
 //! # Differences from `dask.rewrite`
 //!
@@ -32,7 +32,7 @@
 //!   another;
 //! - lets a function right-hand side decline a match (`None`), which then
 //!   falls through to the next most specific match;
-//! - compiles a [`RuleSet`] once (no `add`), and adds [`Strategy::Fixpoint`]
+//! - compiles a [`RuleSet`] once (no `add`), and adds [`RewriteStrategy::Fixpoint`]
 //!   and graph-level rewriting with reference checks.
 //!
 //! # Example
@@ -44,17 +44,17 @@
 //! ```
 
 mod error;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod graph;
 mod head;
-pub mod json;
 mod net;
 mod pattern;
 mod rule;
+pub mod rules_file;
 mod strategy;
 
-pub use error::{Error, Problem};
+pub use error::{Error, RulesProblem};
 pub use graph::{
     RewriteReport, par_rewrite_graph, par_rewrite_graph_in_place, rewrite_graph,
     rewrite_graph_in_place,
@@ -63,4 +63,4 @@ pub use head::{Head, Traverser, args};
 pub use net::{Match, RuleSet};
 pub use pattern::Pattern;
 pub use rule::{Bindings, RewriteRule, Rhs, RhsFn};
-pub use strategy::{Outcome, StopReason, Strategy};
+pub use strategy::{RewriteStrategy, Rewritten, StopReason};

@@ -184,7 +184,7 @@ const ROOT: u32 = 0;
 ///
 /// ```
 /// use graph_core::Term;
-/// use graph_rewrite::{Pattern, RewriteRule, RuleSet, Strategy};
+/// use graph_rewrite::{Pattern, RewriteRule, RuleSet, RewriteStrategy};
 ///
 /// let (x, y) = (|| Pattern::var("x"), || Pattern::var("y"));
 /// let rules = RuleSet::new([
@@ -197,9 +197,9 @@ const ROOT: u32 = 0;
 ///     )?,
 /// ]);
 /// let term = Term::call("add", [Term::lit(2), Term::lit(0)]);
-/// assert_eq!(rules.rewrite(&term, Strategy::BottomUp), Term::lit(2));
+/// assert_eq!(rules.rewrite(&term, RewriteStrategy::BottomUp), Term::lit(2));
 /// let term = Term::call("f", [Term::call("g", [Term::key("a")]), Term::lit(3)]);
-/// assert_eq!(rules.rewrite(&term, Strategy::BottomUp).to_string(), "h(a, 3)");
+/// assert_eq!(rules.rewrite(&term, RewriteStrategy::BottomUp).to_string(), "h(a, 3)");
 /// # Ok::<(), graph_rewrite::Error>(())
 /// ```
 #[derive(Clone, Debug)]

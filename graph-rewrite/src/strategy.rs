@@ -10,7 +10,7 @@ use crate::net::Matcher;
 
 /// Where in a term the rules of a [`RuleSet`] are applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Strategy {
+pub enum RewriteStrategy {
     /// Children first, then the node with its rewritten children, one rewrite
     /// per node; what a rewrite produces is not rewritten again. dask's
     /// default `strategy="bottom_up"`, with the same results.
@@ -19,7 +19,7 @@ pub enum Strategy {
     /// One rewrite of the whole term, none of its subterms: dask's
     /// `strategy="top_level"`.
     TopLevel,
-    /// [`Strategy::BottomUp`] passes, repeated until a pass rewrites nothing
+    /// [`RewriteStrategy::BottomUp`] passes, repeated until a pass rewrites nothing
     /// ([`StopReason::Saturated`]) or `max_steps` rewrites have been made
     /// ([`StopReason::StepLimit`]). Not in dask, which leaves it to the caller
     /// to call `rewrite` again. A rule whose replacement equals what it
@@ -31,13 +31,13 @@ pub enum Strategy {
     },
 }
 
-impl Strategy {
+impl RewriteStrategy {
     /// The step limit of `taskgraph rewrite --strategy fixpoint` when none is
     /// given.
     pub const DEFAULT_MAX_STEPS: usize = 1000;
 }
 
-/// Why [`Strategy::Fixpoint`] stopped (egg's `StopReason`).
+/// Why [`RewriteStrategy::Fixpoint`] stopped (egg's `StopReason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
     /// No rule applies anywhere in the result.
@@ -58,17 +58,17 @@ impl fmt::Display for StopReason {
 
 /// The result of rewriting one term, with how it went.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
+pub struct Rewritten {
     /// The rewritten term.
     pub term: Term,
     /// How many rewrites were made.
     pub steps: usize,
-    /// Why the strategy stopped: `Some` for [`Strategy::Fixpoint`], `None` for
+    /// Why the strategy stopped: `Some` for [`RewriteStrategy::Fixpoint`], `None` for
     /// the one-pass strategies.
     pub stop: Option<StopReason>,
 }
 
-/// A rewrite of one term, before it is turned into an [`Outcome`]: `term` is
+/// A rewrite of one term, before it is turned into a [`Rewritten`]: `term` is
 /// `None` when no rule applied anywhere.
 pub(crate) struct Run {
     pub(crate) term: Option<Term>,
@@ -80,9 +80,9 @@ impl RuleSet {
     /// Rewrites `term` with `strategy` (dask's `RuleSet.rewrite`).
     ///
     /// Matches the semantics of dask's `rewrite(task, strategy)` for
-    /// [`Strategy::BottomUp`] (children first, then the node once, with the
-    /// most specific match that applies) and [`Strategy::TopLevel`];
-    /// [`Strategy::Fixpoint`] is new. Matching itself differs from dask where
+    /// [`RewriteStrategy::BottomUp`] (children first, then the node once, with the
+    /// most specific match that applies) and [`RewriteStrategy::TopLevel`];
+    /// [`RewriteStrategy::Fixpoint`] is new. Matching itself differs from dask where
     /// the [`RuleSet`] docs say, and template variables are substituted all at
     /// once (see [`RewriteRule::apply`](crate::RewriteRule::apply)).
     ///
@@ -101,17 +101,17 @@ impl RuleSet {
     ///
     /// # Complexity
     ///
-    /// [`Strategy::BottomUp`]: O(n) matching attempts for a term of `n`
+    /// [`RewriteStrategy::BottomUp`]: O(n) matching attempts for a term of `n`
     /// nodes, each costing about the size of the part of the subterm the net
     /// looks at (independent of the number of rules with other heads), plus
-    /// the size of each replacement. [`Strategy::Fixpoint`] repeats that per
+    /// the size of each replacement. [`RewriteStrategy::Fixpoint`] repeats that per
     /// pass. Recursion depth is the term's depth.
     ///
     /// # Example
     ///
     /// ```
     /// use graph_core::Term;
-    /// use graph_rewrite::{Pattern, RewriteRule, RuleSet, Strategy};
+    /// use graph_rewrite::{Pattern, RewriteRule, RuleSet, RewriteStrategy};
     ///
     /// // add(x, x) -> double(x)
     /// let x = || Pattern::var("x");
@@ -122,16 +122,16 @@ impl RuleSet {
     /// let two = || Term::lit(2);
     /// let add22 = || Term::call("add", [two(), two()]);
     /// let term = Term::call("add", [add22(), add22()]);
-    /// assert_eq!(rules.rewrite(&term, Strategy::BottomUp).to_string(), "double(double(2))");
-    /// assert_eq!(rules.rewrite(&term, Strategy::TopLevel).to_string(), "double(add(2, 2))");
+    /// assert_eq!(rules.rewrite(&term, RewriteStrategy::BottomUp).to_string(), "double(double(2))");
+    /// assert_eq!(rules.rewrite(&term, RewriteStrategy::TopLevel).to_string(), "double(add(2, 2))");
     /// # Ok::<(), graph_rewrite::Error>(())
     /// ```
-    pub fn rewrite(&self, term: &Term, strategy: Strategy) -> Term {
+    pub fn rewrite(&self, term: &Term, strategy: RewriteStrategy) -> Term {
         self.run(term, strategy).term
     }
 
     /// Rewrites `term` with `strategy`, reporting the number of rewrites and,
-    /// for [`Strategy::Fixpoint`], why it stopped (as egg's `Runner` reports
+    /// for [`RewriteStrategy::Fixpoint`], why it stopped (as egg's `Runner` reports
     /// its `stop_reason`). dask has no counterpart beyond [`RuleSet::rewrite`].
     ///
     /// # Arguments
@@ -140,8 +140,8 @@ impl RuleSet {
     ///
     /// # Returns
     ///
-    /// An [`Outcome`]: the term, the number of rewrites, and for
-    /// [`Strategy::Fixpoint`] either [`StopReason::Saturated`] (no rule applies
+    /// A [`Rewritten`]: the term, the number of rewrites, and for
+    /// [`RewriteStrategy::Fixpoint`] either [`StopReason::Saturated`] (no rule applies
     /// anywhere in the result) or [`StopReason::StepLimit`] (`max_steps`
     /// rewrites were made and some rule still applies).
     ///
@@ -159,7 +159,7 @@ impl RuleSet {
     ///
     /// ```
     /// use graph_core::Term;
-    /// use graph_rewrite::{Pattern, RewriteRule, RuleSet, StopReason, Strategy};
+    /// use graph_rewrite::{Pattern, RewriteRule, RuleSet, StopReason, RewriteStrategy};
     ///
     /// // inc(inc(x)) -> add(x, 2);  add(add(x, 2), 2) -> add(x, 4)
     /// let x = || Pattern::var("x");
@@ -173,16 +173,16 @@ impl RuleSet {
     /// for _ in 0..4 {
     ///     term = Term::call("inc", [term]);
     /// }
-    /// let outcome = rules.run(&term, Strategy::Fixpoint { max_steps: 10 });
+    /// let outcome = rules.run(&term, RewriteStrategy::Fixpoint { max_steps: 10 });
     /// assert_eq!(outcome.term.to_string(), "add(a, 4)");
     /// assert_eq!((outcome.steps, outcome.stop), (3, Some(StopReason::Saturated)));
-    /// let outcome = rules.run(&term, Strategy::Fixpoint { max_steps: 2 });
+    /// let outcome = rules.run(&term, RewriteStrategy::Fixpoint { max_steps: 2 });
     /// assert_eq!(outcome.stop, Some(StopReason::StepLimit(2)));
     /// # Ok::<(), graph_rewrite::Error>(())
     /// ```
-    pub fn run(&self, term: &Term, strategy: Strategy) -> Outcome {
+    pub fn run(&self, term: &Term, strategy: RewriteStrategy) -> Rewritten {
         let run = self.run_with(term, strategy, &mut Matcher::default());
-        Outcome {
+        Rewritten {
             term: run.term.unwrap_or_else(|| term.clone()),
             steps: run.steps,
             stop: run.stop,
@@ -196,9 +196,14 @@ impl RuleSet {
         self.applies_anywhere_with(term, &mut Matcher::default())
     }
 
-    pub(crate) fn run_with(&self, term: &Term, strategy: Strategy, matcher: &mut Matcher) -> Run {
+    pub(crate) fn run_with(
+        &self,
+        term: &Term,
+        strategy: RewriteStrategy,
+        matcher: &mut Matcher,
+    ) -> Run {
         match strategy {
-            Strategy::TopLevel => {
+            RewriteStrategy::TopLevel => {
                 let term = self.rewrite_once(term, matcher);
                 Run {
                     steps: usize::from(term.is_some()),
@@ -206,7 +211,7 @@ impl RuleSet {
                     stop: None,
                 }
             }
-            Strategy::BottomUp => {
+            RewriteStrategy::BottomUp => {
                 let mut budget = usize::MAX;
                 let term = self.bottom_up(term, matcher, &mut budget);
                 Run {
@@ -215,7 +220,7 @@ impl RuleSet {
                     stop: None,
                 }
             }
-            Strategy::Fixpoint { max_steps } => self.fixpoint(term, matcher, max_steps),
+            RewriteStrategy::Fixpoint { max_steps } => self.fixpoint(term, matcher, max_steps),
         }
     }
 

@@ -2,7 +2,7 @@
 //! applied to a term and to a graph. Run as a doctest of `lib.rs`.
 
 use graph_core::{Key, TaskGraph, Term};
-use graph_rewrite::{Pattern, RewriteRule, RuleSet, Strategy, rewrite_graph};
+use graph_rewrite::{Pattern, RewriteRule, RewriteStrategy, RuleSet, rewrite_graph};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = || Pattern::var("a");
@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let add33 = || Term::call("add", [Term::lit(3), Term::lit(3)]);
     let term = Term::call("mul", [add33(), add33()]);
     assert_eq!(
-        rules.rewrite(&term, Strategy::BottomUp).to_string(),
+        rules.rewrite(&term, RewriteStrategy::BottomUp).to_string(),
         "pow(mul(3, 2), 2)"
     );
 
@@ -31,12 +31,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .task("x", Term::lit(5))
         .task("y", Term::call("add", [Term::key("x"), Term::key("x")]))
         .build()?;
-    let (rewritten, report) = graph_rewrite::par_rewrite_graph(&graph, &rules, Strategy::BottomUp)?;
+    let (rewritten, report) =
+        graph_rewrite::par_rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp)?;
     assert_eq!(report.changed, 1);
     let y = rewritten.get(&Key::from("y")).unwrap().body.term().unwrap();
     assert_eq!(y.to_string(), "mul(x, 2)");
     assert_eq!(
-        rewrite_graph(&graph, &rules, Strategy::BottomUp)?.0,
+        rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp)?.0,
         rewritten
     );
     Ok(())

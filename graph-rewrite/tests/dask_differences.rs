@@ -6,7 +6,7 @@ mod common;
 
 use common::{rules, term};
 use expect_test::{Expect, expect};
-use graph_rewrite::{RuleSet, Strategy};
+use graph_rewrite::{RewriteStrategy, RuleSet};
 
 fn check(rules: &RuleSet, text: &str, expected: Expect) {
     let term = term(text);
@@ -15,7 +15,7 @@ fn check(rules: &RuleSet, text: &str, expected: Expect) {
         .iter()
         .map(|m| format!("rule{} {}", m.rule, m.bindings))
         .collect();
-    let rewritten = rules.rewrite(&term, Strategy::BottomUp);
+    let rewritten = rules.rewrite(&term, RewriteStrategy::BottomUp);
     expected.assert_eq(&format!("[{}] -> {rewritten}", found.join(", ")));
 }
 

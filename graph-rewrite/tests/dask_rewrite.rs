@@ -7,9 +7,9 @@ use common::dask::dask_rule_set;
 use common::{rules, term};
 use expect_test::{Expect, expect};
 use graph_core::{Key, TaskGraph};
-use graph_rewrite::{RuleSet, Strategy, rewrite_graph};
+use graph_rewrite::{RewriteStrategy, RuleSet, rewrite_graph};
 
-fn check(rules: &RuleSet, text: &str, strategy: Strategy, expected: Expect) {
+fn check(rules: &RuleSet, text: &str, strategy: RewriteStrategy, expected: Expect) {
     expected.assert_eq(&rules.rewrite(&term(text), strategy).to_string());
 }
 
@@ -19,14 +19,14 @@ fn rewrite_inside_a_list() {
     check(
         &rs,
         "sum([add(1, 1), add(1, 1), add(1, 1)])",
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["add(add(inc(1), inc(1)), inc(1))"],
     );
     // Rules are not applied to exhaustion: a second pass simplifies further.
     check(
         &rs,
         "add(add(inc(1), inc(1)), inc(1))",
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["add(add(double(1), 2), inc(1))"],
     );
 }
@@ -36,7 +36,7 @@ fn nested_adds() {
     check(
         &dask_rule_set(),
         "add(add(add(add(1, 2), add(1, 2)), add(add(1, 2), add(1, 2))), 1)",
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["inc(double(double(add(1, 2))))"],
     );
 }
@@ -47,13 +47,13 @@ fn callable_rhs() {
     check(
         &rs,
         "list([1, 2, 3])",
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["[1, 2, 3]"],
     );
     check(
         &rs,
         "list(map(inc, [1, 2, 3]))",
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["list(map(inc, [1, 2, 3]))"],
     );
 }
@@ -66,12 +66,22 @@ fn doc_rules() -> RuleSet {
 #[test]
 fn documentation_examples() {
     let rs = doc_rules();
-    check(&rs, "add(5, 5)", Strategy::BottomUp, expect!["mul(5, 2)"]);
-    check(&rs, "mul(5, 5)", Strategy::BottomUp, expect!["pow(5, 2)"]);
+    check(
+        &rs,
+        "add(5, 5)",
+        RewriteStrategy::BottomUp,
+        expect!["mul(5, 2)"],
+    );
+    check(
+        &rs,
+        "mul(5, 5)",
+        RewriteStrategy::BottomUp,
+        expect!["pow(5, 2)"],
+    );
     check(
         &rs,
         "mul(add(3, 3), add(3, 3))",
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["pow(mul(3, 2), 2)"],
     );
 }
@@ -83,16 +93,16 @@ fn whole_task_against_top_level() {
     check(
         &rs,
         text,
-        Strategy::BottomUp,
+        RewriteStrategy::BottomUp,
         expect!["sum([mul(3, 2), pow(3, 2)])"],
     );
     check(
         &rs,
         text,
-        Strategy::TopLevel,
+        RewriteStrategy::TopLevel,
         expect!["sum([add(3, 3), mul(3, 3)])"],
     );
-    assert_eq!(Strategy::default(), Strategy::BottomUp);
+    assert_eq!(RewriteStrategy::default(), RewriteStrategy::BottomUp);
 }
 
 #[test]
@@ -100,24 +110,44 @@ fn docstring_examples() {
     // RewriteRule.rhs docs: add(x, x) -> double(x), whole task and top level.
     let rs = rules(&[("add(?x, ?x)", "double(?x)")]);
     let text = "add(add(2, 2), add(2, 2))";
-    check(&rs, text, Strategy::BottomUp, expect!["double(double(2))"]);
-    check(&rs, text, Strategy::TopLevel, expect!["double(add(2, 2))"]);
+    check(
+        &rs,
+        text,
+        RewriteStrategy::BottomUp,
+        expect!["double(double(2))"],
+    );
+    check(
+        &rs,
+        text,
+        RewriteStrategy::TopLevel,
+        expect!["double(add(2, 2))"],
+    );
 
     // RewriteRule docs: list(list(x)) -> list(x).
     let rs = rules(&[("list(list(?x))", "list(?x)")]);
-    check(&rs, "list(list(x))", Strategy::BottomUp, expect!["list(x)"]);
+    check(
+        &rs,
+        "list(list(x))",
+        RewriteStrategy::BottomUp,
+        expect!["list(x)"],
+    );
 
     // RuleSet docs: add(x, 0) -> x, and f(g(x), y) -> h(x, y), applied to
     // each task of a graph as dask's `valmap(rs.rewrite, dsk)`.
     let rs = rules(&[("add(?x, 0)", "?x"), ("f(g(?x), ?y)", "h(?x, ?y)")]);
-    check(&rs, "add(2, 0)", Strategy::BottomUp, expect!["2"]);
-    check(&rs, "f(g(a), 3)", Strategy::BottomUp, expect!["h(a, 3)"]);
+    check(&rs, "add(2, 0)", RewriteStrategy::BottomUp, expect!["2"]);
+    check(
+        &rs,
+        "f(g(a), 3)",
+        RewriteStrategy::BottomUp,
+        expect!["h(a, 3)"],
+    );
     let graph = TaskGraph::builder()
         .task("a", term("add(2, 0)"))
         .task("b", term("f(g(a), 3)"))
         .build()
         .unwrap();
-    let (graph, report) = rewrite_graph(&graph, &rs, Strategy::BottomUp).unwrap();
+    let (graph, report) = rewrite_graph(&graph, &rs, RewriteStrategy::BottomUp).unwrap();
     assert_eq!(report.changed, 2);
     let body = |key: &str| {
         graph

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{naive_matches_anywhere, random_rules, random_term, rules, term};
-use graph_core::testing::Rng;
-use graph_rewrite::{StopReason, Strategy};
+use graph_core::generate::Rng;
+use graph_rewrite::{RewriteStrategy, StopReason};
 
 #[test]
 fn saturated_means_no_match_left() {
@@ -17,7 +17,7 @@ fn saturated_means_no_match_left() {
         for _ in 0..20 {
             let term = random_term(&mut rng, 4);
             let max_steps = rng.below(40);
-            let outcome = rules.run(&term, Strategy::Fixpoint { max_steps });
+            let outcome = rules.run(&term, RewriteStrategy::Fixpoint { max_steps });
             assert!(outcome.steps <= max_steps);
             match outcome.stop {
                 Some(StopReason::Saturated) => {
@@ -49,12 +49,12 @@ fn saturated_means_no_match_left() {
 fn fixpoint_finishes_what_bottom_up_leaves() {
     let rs = common::dask::dask_rule_set();
     let text = "sum([add(1, 1), add(1, 1), add(1, 1)])";
-    let once = rs.run(&term(text), Strategy::BottomUp);
+    let once = rs.run(&term(text), RewriteStrategy::BottomUp);
     assert_eq!(
         (once.term.to_string().as_str(), once.steps, once.stop),
         ("add(add(inc(1), inc(1)), inc(1))", 4, None)
     );
-    let all = rs.run(&term(text), Strategy::Fixpoint { max_steps: 100 });
+    let all = rs.run(&term(text), RewriteStrategy::Fixpoint { max_steps: 100 });
     assert_eq!(all.term.to_string(), "add(add(double(1), 2), inc(1))");
     assert_eq!((all.steps, all.stop), (5, Some(StopReason::Saturated)));
 }
@@ -62,19 +62,19 @@ fn fixpoint_finishes_what_bottom_up_leaves() {
 #[test]
 fn looping_rules_stop_at_the_limit() {
     let rs = rules(&[("f(?x)", "g(?x)"), ("g(?x)", "f(?x)")]);
-    let outcome = rs.run(&term("f(1)"), Strategy::Fixpoint { max_steps: 7 });
+    let outcome = rs.run(&term("f(1)"), RewriteStrategy::Fixpoint { max_steps: 7 });
     assert_eq!(outcome.stop, Some(StopReason::StepLimit(7)));
     assert_eq!(
         (outcome.steps, outcome.term.to_string()),
         (7, "g(1)".to_owned())
     );
     // A zero limit rewrites nothing, and still says whether a rule applies.
-    let outcome = rs.run(&term("f(1)"), Strategy::Fixpoint { max_steps: 0 });
+    let outcome = rs.run(&term("f(1)"), RewriteStrategy::Fixpoint { max_steps: 0 });
     assert_eq!(
         (outcome.steps, outcome.stop),
         (0, Some(StopReason::StepLimit(0)))
     );
-    let outcome = rs.run(&term("h(1)"), Strategy::Fixpoint { max_steps: 0 });
+    let outcome = rs.run(&term("h(1)"), RewriteStrategy::Fixpoint { max_steps: 0 });
     assert_eq!(outcome.stop, Some(StopReason::Saturated));
     assert_eq!(
         StopReason::StepLimit(7).to_string(),

@@ -7,7 +7,7 @@ mod common;
 use common::{rules, term};
 use graph_core::{Dag, Key, TaskGraph};
 use graph_rewrite::{
-    Error, RewriteReport, StopReason, Strategy, rewrite_graph, rewrite_graph_in_place,
+    Error, RewriteReport, RewriteStrategy, StopReason, rewrite_graph, rewrite_graph_in_place,
 };
 
 fn graph() -> TaskGraph {
@@ -38,7 +38,7 @@ fn references_added_and_removed() {
     let rs = rules(&[("mul(?a, 0)", "0"), ("add(?a, ?b)", "add(?a, ?b, z)")]);
     let graph = graph();
     assert_eq!(deps(&graph, "z"), ["'x'"]);
-    let (out, report) = rewrite_graph(&graph, &rs, Strategy::BottomUp).unwrap();
+    let (out, report) = rewrite_graph(&graph, &rs, RewriteStrategy::BottomUp).unwrap();
     assert_eq!(deps(&out, "z"), Vec::<String>::new());
     assert_eq!(deps(&out, "w"), ["'x'", "'y'", "'z'"]);
     assert_eq!(
@@ -63,7 +63,7 @@ fn references_added_and_removed() {
 #[test]
 fn missing_key_is_an_error_naming_it() {
     let rs = rules(&[("add(?a, ?b)", "add(?a, ?b, v)")]);
-    let err = rewrite_graph(&graph(), &rs, Strategy::BottomUp).unwrap_err();
+    let err = rewrite_graph(&graph(), &rs, RewriteStrategy::BottomUp).unwrap_err();
     assert!(matches!(&err, Error::MissingKey { key, missing }
         if *key == Key::from("w") && *missing == Key::from("v")));
     assert_eq!(
@@ -78,7 +78,7 @@ fn new_cycle_is_an_error_and_in_place_is_undone() {
     let rs = rules(&[("1", "inc(w)")]);
     let mut graph = graph();
     let before = graph.clone();
-    let err = rewrite_graph_in_place(&mut graph, &rs, Strategy::BottomUp).unwrap_err();
+    let err = rewrite_graph_in_place(&mut graph, &rs, RewriteStrategy::BottomUp).unwrap_err();
     assert!(
         matches!(err, Error::Graph(graph_core::Error::Cycle { .. })),
         "{err}"
@@ -93,7 +93,7 @@ fn new_cycle_is_an_error_and_in_place_is_undone() {
 #[test]
 fn unchanged_rewrites_are_not_counted_as_changes() {
     let rs = rules(&[("add(?a, ?b)", "add(?a, ?b)")]);
-    let (out, report) = rewrite_graph(&graph(), &rs, Strategy::BottomUp).unwrap();
+    let (out, report) = rewrite_graph(&graph(), &rs, RewriteStrategy::BottomUp).unwrap();
     assert_eq!((report.changed, report.steps), (0, 1));
     assert!(out == graph());
 }
@@ -101,7 +101,8 @@ fn unchanged_rewrites_are_not_counted_as_changes() {
 #[test]
 fn fixpoint_report() {
     let rs = rules(&[("mul(?a, 0)", "0"), ("add(?a, ?b)", "add(?b, ?a)")]);
-    let (_, report) = rewrite_graph(&graph(), &rs, Strategy::Fixpoint { max_steps: 3 }).unwrap();
+    let (_, report) =
+        rewrite_graph(&graph(), &rs, RewriteStrategy::Fixpoint { max_steps: 3 }).unwrap();
     assert_eq!(
         (report.changed, report.steps, report.step_limited),
         (2, 4, 1)
@@ -112,6 +113,7 @@ fn fixpoint_report() {
         "2 of 4 tasks changed (4 rewrites); 1 tasks stopped at the step limit of 3"
     );
     let rs = rules(&[("mul(?a, 0)", "0")]);
-    let (_, report) = rewrite_graph(&graph(), &rs, Strategy::Fixpoint { max_steps: 3 }).unwrap();
+    let (_, report) =
+        rewrite_graph(&graph(), &rs, RewriteStrategy::Fixpoint { max_steps: 3 }).unwrap();
     assert_eq!(report.stop, Some(StopReason::Saturated));
 }

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{naive_bottom_up, naive_matches, random_rules, random_term};
-use graph_core::testing::Rng;
-use graph_rewrite::Strategy;
+use graph_core::generate::Rng;
+use graph_rewrite::RewriteStrategy;
 
 #[test]
 fn matches_equal_naive_matches() {
@@ -38,7 +38,7 @@ fn bottom_up_equals_plain_recursion() {
         let rules = random_rules(&mut rng, 1 + round % 10);
         for _ in 0..50 {
             let term = random_term(&mut rng, 5);
-            let rewritten = rules.rewrite(&term, Strategy::BottomUp);
+            let rewritten = rules.rewrite(&term, RewriteStrategy::BottomUp);
             assert_eq!(rewritten, naive_bottom_up(&rules, &term), "term {term}");
             changed += usize::from(rewritten != term);
         }
@@ -61,6 +61,6 @@ fn top_level_rewrites_only_the_root() {
             }
             None => term.clone(),
         };
-        assert_eq!(rules.rewrite(&term, Strategy::TopLevel), expected);
+        assert_eq!(rules.rewrite(&term, RewriteStrategy::TopLevel), expected);
     }
 }

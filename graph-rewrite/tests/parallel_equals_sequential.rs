@@ -4,10 +4,10 @@
 mod common;
 
 use common::{random_rules, rules};
-use graph_core::testing::{Rng, Shape};
+use graph_core::generate::{Rng, Shape};
 use graph_core::{Key, TaskGraph, Term};
 use graph_rewrite::{
-    RuleSet, Strategy, par_rewrite_graph, par_rewrite_graph_in_place, rewrite_graph,
+    RewriteStrategy, RuleSet, par_rewrite_graph, par_rewrite_graph_in_place, rewrite_graph,
     rewrite_graph_in_place,
 };
 
@@ -24,7 +24,7 @@ fn generator_rules() -> RuleSet {
     ])
 }
 
-fn check_same(graph: &TaskGraph, rules: &RuleSet, strategy: Strategy) -> usize {
+fn check_same(graph: &TaskGraph, rules: &RuleSet, strategy: RewriteStrategy) -> usize {
     let (sequential, report) = rewrite_graph(graph, rules, strategy).unwrap();
     let (parallel, par_report) = par_rewrite_graph(graph, rules, strategy).unwrap();
     assert_eq!(report, par_report);
@@ -49,9 +49,9 @@ fn check_same(graph: &TaskGraph, rules: &RuleSet, strategy: Strategy) -> usize {
 fn every_shape_and_strategy() {
     let rules = generator_rules();
     let strategies = [
-        Strategy::BottomUp,
-        Strategy::TopLevel,
-        Strategy::Fixpoint { max_steps: 5 },
+        RewriteStrategy::BottomUp,
+        RewriteStrategy::TopLevel,
+        RewriteStrategy::Fixpoint { max_steps: 5 },
     ];
     let mut changed = 0;
     for shape in Shape::ALL {
@@ -78,8 +78,8 @@ fn random_rules_on_random_terms() {
                 .insert(Key::from(("t", i)), common::random_term(&mut rng, 4))
                 .unwrap();
         }
-        check_same(&graph, &rules, Strategy::BottomUp);
-        check_same(&graph, &rules, Strategy::Fixpoint { max_steps: 10 });
+        check_same(&graph, &rules, RewriteStrategy::BottomUp);
+        check_same(&graph, &rules, RewriteStrategy::Fixpoint { max_steps: 10 });
     }
 }
 
@@ -96,8 +96,8 @@ fn same_error_for_the_first_bad_task() {
         };
         graph.insert(Key::from(("t", i)), term).unwrap();
     }
-    let sequential = rewrite_graph(&graph, &rules, Strategy::BottomUp).unwrap_err();
-    let parallel = par_rewrite_graph(&graph, &rules, Strategy::BottomUp).unwrap_err();
+    let sequential = rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp).unwrap_err();
+    let parallel = par_rewrite_graph(&graph, &rules, RewriteStrategy::BottomUp).unwrap_err();
     assert_eq!(
         sequential.to_string(),
         "task ('t', 1500): rewritten term refers to missing key 'nowhere'"

@@ -4,7 +4,7 @@
 
 use expect_test::{Expect, expect};
 use graph_core::Term;
-use graph_rewrite::{Strategy, json};
+use graph_rewrite::{RewriteStrategy, rules_file};
 
 #[test]
 fn reads_every_term_form() {
@@ -14,7 +14,7 @@ fn reads_every_term_form() {
          "lhs": {"call": "mul", "args": [{"var": "x"}, 2]}},
         {"lhs": {"list": [{"ref": ["y", 0]}, null, true, 1.5, "s"]}, "rhs": {"ref": "z"}}
     ]}"#;
-    let rules = json::from_slice(text.as_bytes()).unwrap();
+    let rules = rules_file::from_slice(text.as_bytes()).unwrap();
     let listed: Vec<String> = rules.rules().iter().map(ToString::to_string).collect();
     expect![[r#"
         add(?x, 0) -> ?x
@@ -29,13 +29,13 @@ fn reads_every_term_form() {
         ],
     );
     assert_eq!(
-        rules.rewrite(&term, Strategy::BottomUp).to_string(),
+        rules.rewrite(&term, RewriteStrategy::BottomUp).to_string(),
         "add(a, a)"
     );
 }
 
 fn check_err(text: &str, expected: Expect) {
-    let err = json::from_slice(text.as_bytes()).unwrap_err();
+    let err = rules_file::from_slice(text.as_bytes()).unwrap_err();
     expected.assert_eq(&err.to_string());
 }
 
@@ -107,7 +107,7 @@ fn errors_name_the_rule_and_the_problem() {
 
 #[test]
 fn read_path_names_the_file() {
-    let err = json::read_path("/nonexistent/rules.json").unwrap_err();
+    let err = rules_file::read_path("/nonexistent/rules.json").unwrap_err();
     assert!(
         err.to_string().starts_with("/nonexistent/rules.json: "),
         "{err}"

@@ -5,7 +5,7 @@
 mod common;
 
 use common::pattern;
-use graph_core::testing::Rng;
+use graph_core::generate::Rng;
 use graph_rewrite::{Error, Pattern, RewriteRule, RuleSet};
 
 #[test]

@@ -1,7 +1,7 @@
 //! Unit tests of the Fiduccia-Mattheyses refinement, the rebalancing and the
 //! merging of stray pieces, on levels built straight from small graphs.
 
-use graph_core::testing::{Rng, Shape};
+use graph_core::generate::{Rng, Shape};
 use graph_core::{Dag, Topology};
 
 use super::{Fm, merge_pieces};
@@ -9,7 +9,7 @@ use crate::inputs::dependency_post_order;
 use crate::multilevel::{Level, Refiner, blocks, cut_weight};
 
 /// The finest level of `dag` in id order, unit weights.
-fn level_of(dag: &impl Dag) -> Level {
+fn level_of(dag: &Topology) -> Level {
     let n_nodes = dag.node_count();
     let order: Vec<u32> = (0..n_nodes as u32).collect();
     Level::from_dag(dag, &order, None, &vec![1.0; n_nodes])

@@ -4,7 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use graph_assign::{Assignment, Metrics, Workers};
-use graph_core::testing::Shape;
+use graph_core::generate::Shape;
 use graph_core::{Dag, TaskGraph, Topology};
 
 /// Every generator shape at a few sizes and seeds, with a label.

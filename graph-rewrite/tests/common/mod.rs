@@ -6,7 +6,7 @@
 
 pub mod dask;
 
-use graph_core::testing::Rng;
+use graph_core::generate::Rng;
 use graph_core::{Key, Term, Value};
 use graph_rewrite::{Pattern, RewriteRule, RuleSet};
 

@@ -1,9 +1,9 @@
 //! dask.distributed's `decide_worker`: place one ready task, given where its
 //! inputs are and how busy each worker is.
 
-use graph_core::{Dag, NodeId};
+use graph_core::{Dag, Topology};
 
-use crate::inputs::{check_sizes, loads, topological_order};
+use crate::inputs::{check_sizes, loads};
 use crate::{Assignment, Error, Workers};
 
 /// dask.distributed's default bandwidth estimate, in bytes per second
@@ -17,9 +17,9 @@ pub const DEFAULT_BANDWIDTH: f64 = 100e6;
 /// # Example
 ///
 /// ```
-/// use graph_assign::{Cluster, Workers, decide_worker};
+/// use graph_assign::{ClusterState, Workers, decide_worker};
 ///
-/// let mut cluster = Cluster::new(&Workers::new(2)?);
+/// let mut cluster = ClusterState::new(&Workers::new(2)?);
 /// cluster.place(0, 5.0, 1_000);
 /// // Worker 0 holds more of the input but is 5 s busy; fetching 1 kB to
 /// // worker 1 takes 10 µs, so worker 1 starts first.
@@ -28,7 +28,7 @@ pub const DEFAULT_BANDWIDTH: f64 = 100e6;
 /// # Ok::<(), graph_assign::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cluster {
+pub struct ClusterState {
     slots: Vec<u32>,
     occupancy: Vec<f64>,
     stored: Vec<u64>,
@@ -36,10 +36,10 @@ pub struct Cluster {
     placed: u64,
 }
 
-impl Cluster {
+impl ClusterState {
     /// Idle workers holding nothing, with dask's default bandwidth.
-    pub fn new(workers: &Workers) -> Cluster {
-        Cluster {
+    pub fn new(workers: &Workers) -> ClusterState {
+        ClusterState {
             slots: workers.all_slots().to_vec(),
             occupancy: vec![0.0; workers.count()],
             stored: vec![0; workers.count()],
@@ -49,7 +49,7 @@ impl Cluster {
     }
 
     /// The same cluster with a bandwidth of `bytes_per_second` (positive).
-    pub fn with_bandwidth(mut self, bytes_per_second: f64) -> Cluster {
+    pub fn with_bandwidth(mut self, bytes_per_second: f64) -> ClusterState {
         if bytes_per_second > 0.0 {
             self.bandwidth = bytes_per_second;
         }
@@ -135,16 +135,16 @@ impl Cluster {
 /// # Example
 ///
 /// ```
-/// use graph_assign::{Cluster, Workers, decide_worker};
+/// use graph_assign::{ClusterState, Workers, decide_worker};
 ///
-/// let cluster = Cluster::new(&Workers::new(3)?);
+/// let cluster = ClusterState::new(&Workers::new(3)?);
 /// // Most input bytes are on worker 2: fetching the rest is quickest.
 /// assert_eq!(decide_worker(&cluster, &[(0, 10), (2, 500), (1, 20)]), 2);
 /// // Nothing held: the first idle worker.
 /// assert_eq!(decide_worker(&cluster, &[]), 0);
 /// # Ok::<(), graph_assign::Error>(())
 /// ```
-pub fn decide_worker(cluster: &Cluster, inputs: &[(usize, u64)]) -> usize {
+pub fn decide_worker(cluster: &ClusterState, inputs: &[(usize, u64)]) -> usize {
     let n_workers = cluster.worker_count();
     if inputs.is_empty() {
         return least_occupied(cluster);
@@ -174,7 +174,7 @@ pub fn decide_worker(cluster: &Cluster, inputs: &[(usize, u64)]) -> usize {
 /// dask's fast path for a task without inputs: the least occupied worker;
 /// if that one is idle, the first idle worker at or after the round-robin
 /// position.
-fn least_occupied(cluster: &Cluster) -> usize {
+fn least_occupied(cluster: &ClusterState) -> usize {
     let n_workers = cluster.worker_count();
     let mut best = 0;
     for worker in 1..n_workers {
@@ -209,8 +209,9 @@ fn least_occupied(cluster: &Cluster) -> usize {
 ///
 /// # Errors
 ///
-/// [`Error::LengthMismatch`] if `sizes` or `costs` is not one per task,
-/// [`Error::BadCost`] for a negative or non-finite cost.
+/// [`Error::Graph`] if `dag` is not a DAG, [`Error::LengthMismatch`] if
+/// `sizes` or `costs` is not one per task, [`Error::BadCost`] for a negative
+/// or non-finite cost.
 ///
 /// # Complexity
 ///
@@ -234,11 +235,11 @@ pub fn assign_greedy(
     sizes: Option<&[u64]>,
     costs: Option<&[f64]>,
 ) -> Result<Assignment, Error> {
-    greedy(dag, workers, sizes, costs)
+    greedy(&*Topology::checked(dag)?, workers, sizes, costs)
 }
 
 fn greedy(
-    dag: &dyn Dag,
+    dag: &Topology,
     workers: &Workers,
     sizes: Option<&[u64]>,
     costs: Option<&[f64]>,
@@ -247,20 +248,19 @@ fn greedy(
     check_sizes(sizes, n_nodes)?;
     let costs = loads(costs, n_nodes)?;
     let size = |node: usize| sizes.map_or(1, |sizes| sizes[node]);
-    let mut cluster = Cluster::new(workers);
+    let mut cluster = ClusterState::new(workers);
     let mut res = vec![0_u32; n_nodes];
     let mut inputs: Vec<(usize, u64)> = Vec::new();
-    for node in topological_order(dag) {
-        let node = node as usize;
+    for &node in dag.topological_order() {
         inputs.clear();
         inputs.extend(
-            dag.dependencies(NodeId::new(node))
+            dag.dependencies(node)
                 .iter()
                 .map(|dep| (res[dep.index()] as usize, size(dep.index()))),
         );
         let worker = decide_worker(&cluster, &inputs);
-        cluster.place(worker, costs[node], size(node));
-        res[node] = worker as u32;
+        cluster.place(worker, costs[node.index()], size(node.index()));
+        res[node.index()] = worker as u32;
     }
     Ok(Assignment::new_unchecked(res, workers.count()))
 }

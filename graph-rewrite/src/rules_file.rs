@@ -20,7 +20,7 @@ use graph_core::{Key, OpInterner, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use crate::error::Problem;
+use crate::error::RulesProblem;
 use crate::{Error, Pattern, RewriteRule, RuleSet};
 
 /// Reads a rules file, or standard input when `path` is `-`.
@@ -52,15 +52,15 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<RuleSet, Error> {
 /// # Example
 ///
 /// ```
-/// use graph_rewrite::json;
+/// use graph_rewrite::rules_file;
 ///
 /// let text = r#"{"rules": [
 ///     {"lhs": {"call": "add", "args": [{"var": "x"}, 0]}, "rhs": {"var": "x"}}]}"#;
-/// let rules = json::from_slice(text.as_bytes())?;
+/// let rules = rules_file::from_slice(text.as_bytes())?;
 /// assert_eq!(rules.rules()[0].to_string(), "add(?x, 0) -> ?x");
 ///
 /// let bad = r#"{"rules": [{"lhs": {"call": "f", "args": [{"var": 1}]}, "rhs": 0}]}"#;
-/// let err = json::from_slice(bad.as_bytes()).unwrap_err();
+/// let err = rules_file::from_slice(bad.as_bytes()).unwrap_err();
 /// assert_eq!(err.to_string(), "rules[0].lhs.args[0].var: expected a variable name (a string)");
 /// # Ok::<(), graph_rewrite::Error>(())
 /// ```
@@ -79,7 +79,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<RuleSet, Error> {
     Reader::default().rules(&document)
 }
 
-fn invalid(path: &str, problem: Problem) -> Error {
+fn invalid(path: &str, problem: RulesProblem) -> Error {
     Error::Invalid {
         path: path.to_owned(),
         problem,
@@ -94,18 +94,18 @@ struct Reader {
 impl Reader {
     fn rules(&mut self, document: &Json) -> Result<RuleSet, Error> {
         let Json::Object(fields) = document else {
-            return Err(invalid("document", Problem::NotAnObject));
+            return Err(invalid("document", RulesProblem::NotAnObject));
         };
         let Some(rules) = fields.get("rules") else {
             return Err(invalid(
                 "document",
-                Problem::MissingField { field: "rules" },
+                RulesProblem::MissingField { field: "rules" },
             ));
         };
         let Json::Array(rules) = rules else {
             return Err(invalid(
                 "rules",
-                Problem::Expected {
+                RulesProblem::Expected {
                     expected: "an array of rules",
                 },
             ));
@@ -114,7 +114,7 @@ impl Reader {
         for (index, rule) in rules.iter().enumerate() {
             let path = format!("rules[{index}]");
             let Json::Object(fields) = rule else {
-                return Err(invalid(&path, Problem::NotAnObject));
+                return Err(invalid(&path, RulesProblem::NotAnObject));
             };
             if let Some(field) = fields
                 .keys()
@@ -122,14 +122,14 @@ impl Reader {
             {
                 return Err(invalid(
                     &path,
-                    Problem::UnknownField {
+                    RulesProblem::UnknownField {
                         field: field.clone(),
                     },
                 ));
             }
             let mut side = |field: &'static str| match fields.get(field) {
                 Some(term) => self.pattern(term, &mut format!("{path}.{field}")),
-                None => Err(invalid(&path, Problem::MissingField { field })),
+                None => Err(invalid(&path, RulesProblem::MissingField { field })),
             };
             let lhs = side("lhs")?;
             let rhs = side("rhs")?;
@@ -151,16 +151,16 @@ impl Reader {
             Json::Number(number) => Pattern::Lit(match (number.as_i64(), number.as_f64()) {
                 (Some(i), _) => Value::Int(i),
                 (None, _) if number.is_u64() => {
-                    return Err(invalid(path, Problem::IntegerOutOfRange));
+                    return Err(invalid(path, RulesProblem::IntegerOutOfRange));
                 }
                 (None, Some(x)) => Value::Float(x),
-                (None, None) => return Err(invalid(path, Problem::IntegerOutOfRange)),
+                (None, None) => return Err(invalid(path, RulesProblem::IntegerOutOfRange)),
             }),
             Json::String(s) => Pattern::Lit(Value::from(s.as_str())),
             Json::Array(_) => {
                 return Err(invalid(
                     path,
-                    Problem::Expected {
+                    RulesProblem::Expected {
                         expected: "a term (a bare array is not a term: write a list as {\"list\": [TERM, ...]})",
                     },
                 ));
@@ -177,7 +177,7 @@ impl Reader {
                 {
                     return Err(invalid(
                         path,
-                        Problem::UnknownField {
+                        RulesProblem::UnknownField {
                             field: field.clone(),
                         },
                     ));
@@ -189,7 +189,7 @@ impl Reader {
                             path.push_str(".var");
                             return Err(invalid(
                                 path,
-                                Problem::Expected {
+                                RulesProblem::Expected {
                                     expected: "a variable name (a string)",
                                 },
                             ));
@@ -203,7 +203,7 @@ impl Reader {
                             path.push_str(".ref");
                             return Err(invalid(
                                 path,
-                                Problem::BadKey {
+                                RulesProblem::BadKey {
                                     message: err.to_string(),
                                 },
                             ));
@@ -214,7 +214,7 @@ impl Reader {
                         path.push_str(".call");
                         return Err(invalid(
                             path,
-                            Problem::Expected {
+                            RulesProblem::Expected {
                                 expected: "an op name (a string)",
                             },
                         ));
@@ -223,11 +223,11 @@ impl Reader {
                     let args = self.patterns(get("args"), path, ".args")?;
                     Pattern::Call { op, args }
                 } else if form(&["call"]) {
-                    return Err(invalid(path, Problem::MissingField { field: "args" }));
+                    return Err(invalid(path, RulesProblem::MissingField { field: "args" }));
                 } else if form(&["list"]) {
                     Pattern::List(self.patterns(get("list"), path, ".list")?)
                 } else {
-                    return Err(invalid(path, Problem::BadTerm));
+                    return Err(invalid(path, RulesProblem::BadTerm));
                 }
             }
         })
@@ -244,7 +244,7 @@ impl Reader {
         let Some(Json::Array(items)) = json else {
             return Err(invalid(
                 path,
-                Problem::Expected {
+                RulesProblem::Expected {
                     expected: "an array of terms",
                 },
             ));
