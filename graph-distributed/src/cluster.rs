@@ -12,6 +12,7 @@ use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::communication::{Config as Communication, Hooks};
 
 use crate::Error;
+use crate::error::{ClusterProblem, HandshakeProblem, HostfileProblem};
 
 /// How long a process waits for the others to connect, by default.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,14 +69,14 @@ impl Cluster {
     /// range, or `threads` is zero.
     pub fn new(addresses: Vec<String>, process: usize, threads: usize) -> Result<Cluster, Error> {
         let problem = if addresses.is_empty() {
-            Some("no process addresses".to_string())
+            Some(ClusterProblem::NoAddresses)
         } else if process >= addresses.len() {
-            Some(format!(
-                "process index {process} is out of range for {} processes",
-                addresses.len()
-            ))
+            Some(ClusterProblem::ProcessOutOfRange {
+                process,
+                processes: addresses.len(),
+            })
         } else if threads == 0 {
-            Some("a process needs at least one thread".to_string())
+            Some(ClusterProblem::NoThreads)
         } else {
             None
         };
@@ -102,7 +103,7 @@ impl Cluster {
         let text = std::fs::read_to_string(path).map_err(|err| Error::Hostfile {
             path: path.to_owned(),
             line: None,
-            problem: err.to_string(),
+            problem: HostfileProblem::Read(err),
         })?;
         let addresses = parse_hostfile(&text).map_err(|(line, problem)| Error::Hostfile {
             path: path.to_owned(),
@@ -113,7 +114,7 @@ impl Cluster {
             return Err(Error::Hostfile {
                 path: path.to_owned(),
                 line: None,
-                problem: "it lists no process".to_string(),
+                problem: HostfileProblem::Empty,
             });
         }
         Cluster::new(addresses, process, threads)
@@ -230,7 +231,7 @@ impl Cluster {
                     if peer <= me || sockets[peer].is_some() {
                         return Err(Error::Handshake {
                             peer: from,
-                            problem: format!("unexpected connection from process {peer}"),
+                            problem: HandshakeProblem::Unexpected { process: peer },
                         });
                     }
                     hello
@@ -311,14 +312,11 @@ impl Hello {
         stream.write_all(&bytes)
     }
 
-    fn read(stream: &mut TcpStream) -> io::Result<Hello> {
+    fn read(stream: &mut TcpStream) -> Result<Hello, HandshakeProblem> {
         let mut bytes = [0_u8; 32];
         stream.read_exact(&mut bytes)?;
         if &bytes[..8] != MAGIC {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "not a taskgraph process (wrong greeting)",
-            ));
+            return Err(HandshakeProblem::WrongGreeting);
         }
         let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
         Ok(Hello {
@@ -331,19 +329,22 @@ impl Hello {
     /// Checks a peer's greeting against ours (and the index we dialled).
     fn check(&self, theirs: &Hello, expected: Option<usize>, peer: &str) -> Result<(), Error> {
         let problem = if theirs.processes != self.processes {
-            Some(format!(
-                "it expects {} processes, this process {}",
-                theirs.processes, self.processes
-            ))
+            Some(HandshakeProblem::ProcessCount {
+                theirs: theirs.processes,
+                ours: self.processes,
+            })
         } else if theirs.process >= self.processes
             || expected.is_some_and(|p| p as u64 != theirs.process)
         {
-            Some(format!("it says it is process {}", theirs.process))
+            Some(HandshakeProblem::WrongProcess {
+                process: theirs.process,
+            })
         } else if theirs.fingerprint != self.fingerprint {
-            Some(format!(
-                "process {} runs a different job or graph (fingerprint {:016x}, this process {:016x})",
-                theirs.process, theirs.fingerprint, self.fingerprint
-            ))
+            Some(HandshakeProblem::DifferentJob {
+                process: theirs.process,
+                theirs: theirs.fingerprint,
+                ours: self.fingerprint,
+            })
         } else {
             None
         };
@@ -357,10 +358,10 @@ impl Hello {
     }
 }
 
-fn handshake(peer: &str, err: io::Error) -> Error {
+fn handshake(peer: &str, problem: impl Into<HandshakeProblem>) -> Error {
     Error::Handshake {
         peer: peer.to_string(),
-        problem: err.to_string(),
+        problem: problem.into(),
     }
 }
 
@@ -378,7 +379,7 @@ fn resolve(address: &str) -> io::Result<SocketAddr> {
 }
 
 /// The addresses of a hostfile's text, or the 1-based line at fault.
-fn parse_hostfile(text: &str) -> Result<Vec<String>, (usize, String)> {
+fn parse_hostfile(text: &str) -> Result<Vec<String>, (usize, HostfileProblem)> {
     let mut addresses = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -389,7 +390,12 @@ fn parse_hostfile(text: &str) -> Result<Vec<String>, (usize, String)> {
             .rsplit_once(':')
             .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
         if !valid {
-            return Err((i + 1, format!("`{line}` is not host:port")));
+            return Err((
+                i + 1,
+                HostfileProblem::NotHostPort {
+                    text: line.to_string(),
+                },
+            ));
         }
         addresses.push(line.to_string());
     }
@@ -404,23 +410,19 @@ mod tests {
     fn hostfiles_skip_comments_and_blank_lines() {
         let text = "# two processes\n127.0.0.1:2101\n\n  host-b:2102  \n";
         assert_eq!(
-            parse_hostfile(text),
-            Ok(vec![
-                "127.0.0.1:2101".to_string(),
-                "host-b:2102".to_string()
-            ])
+            parse_hostfile(text).unwrap(),
+            ["127.0.0.1:2101".to_string(), "host-b:2102".to_string()]
         );
     }
 
     #[test]
     fn hostfile_lines_without_a_port_are_named() {
+        let (line, problem) = parse_hostfile("a:1\nb\n").unwrap_err();
+        assert_eq!((line, problem.to_string()), (2, "`b` is not host:port".to_string()));
+        let (line, problem) = parse_hostfile("a:99999\n").unwrap_err();
         assert_eq!(
-            parse_hostfile("a:1\nb\n"),
-            Err((2, "`b` is not host:port".to_string()))
-        );
-        assert_eq!(
-            parse_hostfile("a:99999\n"),
-            Err((1, "`a:99999` is not host:port".to_string()))
+            (line, problem.to_string()),
+            (1, "`a:99999` is not host:port".to_string())
         );
     }
 }

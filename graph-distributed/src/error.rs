@@ -50,7 +50,7 @@ pub enum Error {
     #[error("bad cluster: {problem}")]
     Cluster {
         /// What is wrong.
-        problem: String,
+        problem: ClusterProblem,
     },
     /// A hostfile that cannot be read or parsed.
     #[error("hostfile {}{}: {problem}", path.display(), line.map(|l| format!(", line {l}")).unwrap_or_default())]
@@ -60,7 +60,7 @@ pub enum Error {
         /// The line at fault, if one is.
         line: Option<usize>,
         /// What is wrong.
-        problem: String,
+        problem: HostfileProblem,
     },
     /// This process could not listen on its own address.
     #[error("process {process} cannot listen on {address}: {source}")]
@@ -88,10 +88,10 @@ pub enum Error {
     /// A connection that is not another process of this run.
     #[error("connection with {peer}: {problem}")]
     Handshake {
-        /// Who connected, as far as known.
+        /// Who connected, as far as known (an address).
         peer: String,
         /// What is wrong.
-        problem: String,
+        problem: HandshakeProblem,
     },
     /// The timely runtime could not start.
     #[error("timely dataflow could not start: {message}")]
@@ -104,7 +104,8 @@ pub enum Error {
     Runner {
         /// The worker.
         worker: usize,
-        /// The runner factory's message.
+        /// The runner factory's error, as text: the worker may be in
+        /// another process.
         message: String,
     },
     /// A task failed: its op returned an error or panicked.
@@ -130,5 +131,85 @@ pub enum Error {
     Disconnected {
         /// What the communication layer said.
         detail: String,
+    },
+}
+
+/// What is wrong with a cluster description.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterProblem {
+    /// No process address was given.
+    #[error("no process addresses")]
+    NoAddresses,
+    /// This process's index is not one of the processes.
+    #[error("process index {process} is out of range for {processes} processes")]
+    ProcessOutOfRange {
+        /// The index given.
+        process: usize,
+        /// How many processes there are.
+        processes: usize,
+    },
+    /// A process was given no worker thread.
+    #[error("a process needs at least one thread")]
+    NoThreads,
+}
+
+/// What is wrong with a hostfile.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostfileProblem {
+    /// It cannot be read.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    /// A line that is not `host:port`.
+    #[error("`{text}` is not host:port")]
+    NotHostPort {
+        /// The line, trimmed.
+        text: String,
+    },
+    /// It lists no process.
+    #[error("it lists no process")]
+    Empty,
+}
+
+/// Why a connection is not another process of this run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HandshakeProblem {
+    /// The connection failed while greeting.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The other side's greeting is not a taskgraph process's.
+    #[error("not a taskgraph process (wrong greeting)")]
+    WrongGreeting,
+    /// The other side runs with another number of processes.
+    #[error("it expects {theirs} processes, this process {ours}")]
+    ProcessCount {
+        /// Its number.
+        theirs: u64,
+        /// Ours.
+        ours: u64,
+    },
+    /// The other side claims an index it cannot have.
+    #[error("it says it is process {process}")]
+    WrongProcess {
+        /// The index it claims.
+        process: u64,
+    },
+    /// The other side runs another job or graph.
+    #[error("process {process} runs a different job or graph (fingerprint {theirs:016x}, this process {ours:016x})")]
+    DifferentJob {
+        /// Its index.
+        process: u64,
+        /// Its fingerprint of the job.
+        theirs: u64,
+        /// Ours.
+        ours: u64,
+    },
+    /// A process connected that should have been dialled, or twice.
+    #[error("unexpected connection from process {process}")]
+    Unexpected {
+        /// Its index.
+        process: usize,
     },
 }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
-use crate::{Cluster, Error, Job, Runner, TaskFailure, run};
+use graph_exec::TaskFailure;
+
+use crate::{Cluster, Error, Job, Runner, run};
 
 /// `distributed_equals_sequential`: on `workers` (1 to 4) workers of one
 /// process, under a placement, priorities and requested nodes drawn from
@@ -30,7 +32,7 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
         .node_ids()
         .filter(|&node| topology.dependents(node).is_empty() || draw(4) == 0)
         .collect();
-    let needed = topology.needed_by(&outputs);
+    let needed = topology.needed_by(&outputs).expect("the outputs are nodes of the graph");
     let needed_nodes: Vec<NodeId> = topology.node_ids().filter(|n| needed[n.index()]).collect();
     let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
 
@@ -40,7 +42,7 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
         job,
         &Cluster::local(workers),
         move |graph, _| {
-            let topology = graph.topology().map_err(|e| e.to_string())?;
+            let topology = graph.topology()?;
             Ok(Box::new(Fold { topology, failing }))
         },
     );

@@ -29,7 +29,7 @@ mod run;
 mod runner;
 
 pub use cluster::Cluster;
-pub use error::Error;
+pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem};
 pub use job::Job;
-pub use run::{MakeRunner, Outcome, WorkerStats, run};
-pub use runner::{Runner, TaskFailure};
+pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};
+pub use runner::Runner;

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{TaskFailure, WorkerStats};
+use graph_exec::TaskFailure;
+
+use crate::WorkerStats;
 
 /// A message for worker `to`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

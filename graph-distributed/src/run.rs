@@ -1,10 +1,7 @@
 //! `run`: one task graph over timely dataflow workers, in this process and
 //! the others of its cluster.
 
-use std::any::Any;
 use std::cell::RefCell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,12 +17,17 @@ use timely::dataflow::operators::{Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::{Config as WorkerConfig, Worker};
 
+use graph_exec::{Scheduler, SchedulerConfig, TaskFailure};
+
 use crate::message::{Abort, Body, Message};
-use crate::{Cluster, Error, Job, Runner, TaskFailure};
+use crate::{Cluster, Error, Job, Runner};
+
+/// Why a worker's runner could not be made: any error of the caller's.
+pub type RunnerError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Makes the runner of one worker: given the graph and the worker's index,
 /// a runner, or why none can be made.
-pub type MakeRunner<V> = dyn for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, String>
+pub type MakeRunner<V> = dyn for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
     + Send
     + Sync;
 
@@ -115,7 +117,8 @@ pub struct WorkerStats {
 /// use std::sync::Arc;
 ///
 /// use graph_core::{Dag, NodeId, TaskGraph, Term, Topology};
-/// use graph_distributed::{Cluster, Job, Runner, TaskFailure, run};
+/// use graph_distributed::{Cluster, Job, Runner, run};
+/// use graph_exec::TaskFailure;
 ///
 /// struct Count<'g>(&'g Topology);
 ///
@@ -142,7 +145,7 @@ pub struct WorkerStats {
 /// let c = graph.node_id(&"c".into()).unwrap();
 /// let job = Job::new([c], vec![0, 1, 0]);
 /// let outcome = run(graph, job, &Cluster::local(2), |graph, _worker| {
-///     Ok(Box::new(Count(graph.topology().map_err(|e| e.to_string())?)))
+///     Ok(Box::new(Count(graph.topology()?)))
 /// })?
 /// .expect("process 0 has the outcome");
 /// assert_eq!(outcome.values, [(c, 3)]);
@@ -157,20 +160,37 @@ pub fn run<V, F>(
 ) -> Result<Option<Outcome<V>>, Error>
 where
     V: timely::ExchangeData + Clone,
-    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, String>
+    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
         + Send
         + Sync
         + 'static,
 {
     let topology = graph.topology()?;
     job.check(&graph, cluster.workers())?;
-    let needed = topology.needed_by(job.outputs());
+    let needed = topology.needed_by(job.outputs())?;
     let (builders, comms) = cluster.allocators(job.fingerprint(&graph))?;
     let threads = builders.len();
+    // Which tasks each worker thread of this process runs.
+    let first_worker = cluster.process() * cluster.threads();
+    let mine = (first_worker..first_worker + threads)
+        .map(|worker| {
+            job.placement()
+                .iter()
+                .map(|&w| w as usize == worker)
+                .collect()
+        })
+        .collect();
+    let ranks = match job.priorities() {
+        Some(priorities) => priorities.to_vec(),
+        None => (0..graph.len() as u32).collect(),
+    };
     let shared = Arc::new(Shared {
         graph,
         job,
         needed,
+        first_worker,
+        mine,
+        ranks,
         make_runner: Box::new(make_runner),
         results: Mutex::new((0..threads).map(|_| None).collect()),
     });
@@ -225,6 +245,12 @@ struct Shared<V> {
     job: Job,
     /// Per node: whether the outputs need it.
     needed: Vec<bool>,
+    /// The index of this process's first worker.
+    first_worker: usize,
+    /// Per worker thread of this process: whether it runs each node.
+    mine: Vec<Vec<bool>>,
+    /// Per node: its priority among the ready tasks of its worker.
+    ranks: Vec<u32>,
     make_runner: Box<MakeRunner<V>>,
     /// Per worker thread of this process: its result, once it has one.
     results: Mutex<Vec<Option<WorkerResult<V>>>>,
@@ -239,7 +265,7 @@ fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &S
     let result =
         catch_unwind(AssertUnwindSafe(|| work(&mut worker, shared))).unwrap_or_else(|payload| {
             Err(Error::Disconnected {
-                detail: disconnection(&panic_message(&*payload)),
+                detail: disconnection(&graph_exec::panic_message(&*payload)),
             })
         });
     shared
@@ -298,11 +324,11 @@ fn work<V: timely::ExchangeData + Clone>(
     let mut state = State::new(shared, me, worker.peers());
     let mut runner = match (shared.make_runner)(graph, me) {
         Ok(runner) => Some(runner),
-        Err(message) => {
+        Err(error) => {
             state.abort(
                 Abort::Runner {
                     worker: me as u32,
-                    message,
+                    message: error.to_string(),
                 },
                 &mut input,
             );
@@ -333,7 +359,7 @@ fn work<V: timely::ExchangeData + Clone>(
             if me != 0 {
                 handle.send(Message {
                     to: 0,
-                    body: Body::Finished(state.stats.clone()),
+                    body: Body::Finished(state.stats()),
                 });
             }
             handle.close();
@@ -351,22 +377,19 @@ fn work<V: timely::ExchangeData + Clone>(
     state.into_result()
 }
 
-/// The tasks of one worker and the results it holds.
+/// The tasks of one worker and the results it holds. Which task runs next
+/// and when a result is freed is graph-exec's [`Scheduler`], the executor
+/// core every executor of the workspace shares; this adds the messages.
 struct State<'s, V> {
     shared: &'s Shared<V>,
     topology: &'s Topology,
+    scheduler: Scheduler<'s>,
     me: u32,
     peers: u32,
-    /// Per node of this worker: inputs that have not arrived.
-    pending: Vec<u32>,
-    /// Per node: tasks of this worker that read it and have not run.
-    readers: Vec<u32>,
     /// Per node: its result, while a task of this worker still reads it.
     values: Vec<Option<V>>,
-    ready: BinaryHeap<Reverse<(u32, u32)>>,
-    /// Tasks of this worker that have not run.
-    left: usize,
-    held: usize,
+    /// Results the scheduler freed, to drop.
+    freed: Vec<NodeId>,
     /// Per worker: the last node sent to it (plus one), so that a result goes
     /// once to each worker however many of its tasks read it.
     sent_to: Vec<u32>,
@@ -386,18 +409,22 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         let graph = &*shared.graph;
         let topology = graph.topology().expect("checked before the run");
         let n = graph.len();
-        let placement = shared.job.placement();
+        let scheduler = Scheduler::new(&SchedulerConfig {
+            data: topology,
+            sched: topology,
+            needed: &shared.needed,
+            mine: Some(&shared.mine[me - shared.first_worker]),
+            ranks: &shared.ranks,
+            window: None,
+        });
         let mut state = State {
             shared,
             topology,
+            scheduler,
             me: me as u32,
             peers: peers as u32,
-            pending: vec![0; n],
-            readers: vec![0; n],
             values: (0..n).map(|_| None).collect(),
-            ready: BinaryHeap::new(),
-            left: 0,
-            held: 0,
+            freed: Vec::new(),
             sent_to: vec![0; peers],
             outputs: Vec::new(),
             output_slot: Vec::new(),
@@ -409,21 +436,6 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 ..WorkerStats::default()
             },
         };
-        for node in topology.node_ids() {
-            let i = node.index();
-            if !shared.needed[i] || placement[i] as usize != me {
-                continue;
-            }
-            state.left += 1;
-            let deps = topology.dependencies(node);
-            state.pending[i] = deps.len() as u32;
-            for dep in deps {
-                state.readers[dep.index()] += 1;
-            }
-            if deps.is_empty() {
-                state.push_ready(node);
-            }
-        }
         if me == 0 {
             let outputs = shared.job.outputs();
             state.outputs = (0..outputs.len()).map(|_| None).collect();
@@ -436,36 +448,13 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         state
     }
 
-    fn push_ready(&mut self, node: NodeId) {
-        let priority = self
-            .shared
-            .job
-            .priorities()
-            .map_or(node.index() as u32, |p| p[node.index()]);
-        self.ready.push(Reverse((priority, node.index() as u32)));
-    }
-
     fn has_ready(&self) -> bool {
-        !self.ready.is_empty() && self.abort.is_none()
+        self.abort.is_none() && self.scheduler.has_next()
     }
 
     /// Whether this worker has nothing left to run or send.
     fn finished(&self) -> bool {
-        self.left == 0 || self.abort.is_some()
-    }
-
-    /// One more input of each task of this worker that reads `node` is here.
-    fn arrived(&mut self, node: NodeId) {
-        let placement = self.shared.job.placement();
-        for &dependent in self.topology.dependents(node) {
-            let i = dependent.index();
-            if self.shared.needed[i] && placement[i] == self.me {
-                self.pending[i] -= 1;
-                if self.pending[i] == 0 {
-                    self.push_ready(dependent);
-                }
-            }
-        }
+        self.scheduler.is_done() || self.abort.is_some()
     }
 
     /// Takes in a message: a result for this worker's tasks, a stop, or (at
@@ -476,8 +465,10 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             Body::Value { node, value } => {
                 if self.abort.is_none() {
                     let node = NodeId::from_u32(node);
-                    self.hold(node, value);
-                    self.arrived(node);
+                    if self.scheduler.reads(node) {
+                        self.values[node.index()] = Some(value);
+                    }
+                    self.scheduler.arrived(node, 0);
                 }
             }
             Body::Abort(abort) => {
@@ -496,23 +487,15 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         }
     }
 
-    fn hold(&mut self, node: NodeId, value: V) {
-        if self.readers[node.index()] > 0 {
-            self.values[node.index()] = Some(value);
-            self.held += 1;
-            self.stats.peak_held = self.stats.peak_held.max(self.held);
-        }
-    }
-
     /// Runs ready tasks for a slice of time, sending their results.
     fn run_ready(&mut self, runner: &mut dyn Runner<Value = V>, input: &mut Outbox<V>) {
         let started = Instant::now();
         let mut ran = 0;
         while self.abort.is_none() {
-            let Some(Reverse((_, node))) = self.ready.pop() else {
+            let Some(node) = self.scheduler.next() else {
                 break;
             };
-            self.run_task(NodeId::from_u32(node), runner, input);
+            self.run_task(node, runner, input);
             ran += 1;
             if ran >= BATCH || (ran % 16 == 0 && started.elapsed() > SLICE) {
                 break;
@@ -530,13 +513,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         let result = catch_unwind(AssertUnwindSafe(|| {
             runner.run(node, &mut |dep: NodeId| values[dep.index()].clone())
         }))
-        .unwrap_or_else(|payload| {
-            Err(TaskFailure {
-                op: None,
-                message: panic_message(&*payload),
-                panicked: true,
-            })
-        });
+        .unwrap_or_else(|payload| Err(TaskFailure::panic(None, &*payload)));
         let value = match result {
             Ok(value) => value,
             Err(failure) => {
@@ -549,15 +526,6 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 return;
             }
         };
-        self.stats.tasks_run += 1;
-        self.left -= 1;
-        for &dep in self.topology.dependencies(node) {
-            let i = dep.index();
-            self.readers[i] -= 1;
-            if self.readers[i] == 0 && self.values[i].take().is_some() {
-                self.held -= 1;
-            }
-        }
         self.send(node, &value, input);
         if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
             let slot = self.output_slot[node.index()] as usize - 1;
@@ -573,8 +541,13 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 },
             });
         }
-        self.hold(node, value);
-        self.arrived(node);
+        if self.scheduler.reads(node) {
+            self.values[node.index()] = Some(value);
+        }
+        self.scheduler.finished(node, 0, &mut self.freed);
+        for freed in self.freed.drain(..) {
+            self.values[freed.index()] = None;
+        }
     }
 
     /// Sends `node`'s result once to every other worker with a task that
@@ -616,11 +589,20 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             self.unsent = true;
         }
         self.abort = Some(abort);
-        self.ready.clear();
+    }
+
+    /// This worker's counters so far.
+    fn stats(&self) -> WorkerStats {
+        WorkerStats {
+            tasks_run: self.scheduler.tasks_run(),
+            peak_held: self.scheduler.peak_held(),
+            ..self.stats.clone()
+        }
     }
 
     fn into_result(mut self) -> WorkerResult<V> {
         let graph = &*self.shared.graph;
+        let stats = self.stats();
         match self.abort.take() {
             Some(Abort::Task {
                 node,
@@ -650,7 +632,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                     })?;
                     values.push((*node, value));
                 }
-                self.finished[0] = Some(self.stats.clone());
+                self.finished[0] = Some(stats);
                 let workers = self
                     .finished
                     .into_iter()
@@ -675,15 +657,5 @@ fn disconnection(panic: &str) -> String {
         "the connection to another process broke (did it die?)".to_string()
     } else {
         panic.to_string()
-    }
-}
-
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_string()
     }
 }

@@ -1,7 +1,7 @@
 //! `Runner`: what runs a task on a worker, over the caller's ops and values.
 
 use graph_core::NodeId;
-use serde::{Deserialize, Serialize};
+use graph_exec::{CompiledGraph, Dynamic, Tagged, TaskFailure};
 
 /// Runs tasks on one worker: the ops and the value type are the caller's.
 ///
@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// use graph_core::NodeId;
-/// use graph_distributed::{Runner, TaskFailure};
+/// use graph_distributed::Runner;
+/// use graph_exec::TaskFailure;
 ///
 /// struct Count;
 ///
@@ -49,24 +50,43 @@ pub trait Runner {
     ) -> Result<Self::Value, TaskFailure>;
 }
 
-/// Why a task failed, as its runner tells it; it travels to every worker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskFailure {
-    /// The op that failed, if the runner knows it.
-    pub op: Option<String>,
-    /// The error message, or the panic message.
-    pub message: String,
-    /// Whether the task panicked rather than returning an error.
-    pub panicked: bool,
-}
+/// graph-exec's compiled tasks over its built-in ops run as they are: each
+/// task on its inputs' values, sent between processes in their tagged serde
+/// form ([`Tagged`]).
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use graph_core::{TaskGraph, Term};
+/// use graph_distributed::{Cluster, Job, run};
+/// use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request};
+///
+/// let graph = Arc::new(
+///     TaskGraph::builder()
+///         .task("x", Term::lit(20))
+///         .task("y", Term::call("add", [Term::key("x"), Term::key("x")]))
+///         .build()?,
+/// );
+/// let y = graph.node_id(&"y".into()).unwrap();
+/// let outcome = run(Arc::clone(&graph), Job::new([y], vec![0, 1]), &Cluster::local(2), |graph, _| {
+///     Ok(Box::new(CompiledGraph::new(graph, &OpRegistry::builtins(), &Request::from("y"))?))
+/// })?
+/// .expect("process 0 has the outcome");
+/// assert_eq!(outcome.values[0].1.0, Dynamic::Int(40));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl Runner for CompiledGraph<'_, Dynamic> {
+    type Value = Tagged;
 
-impl TaskFailure {
-    /// A failure of `op` with `message`.
-    pub fn new(op: impl Into<String>, message: impl Into<String>) -> TaskFailure {
-        TaskFailure {
-            op: Some(op.into()),
-            message: message.into(),
-            panicked: false,
-        }
+    fn run(
+        &mut self,
+        node: NodeId,
+        input: &mut dyn FnMut(NodeId) -> Option<Tagged>,
+    ) -> Result<Tagged, TaskFailure> {
+        self.run_task(node, |dep| input(dep).map(|tagged| tagged.0))
+            .map(Tagged)
+            .map_err(graph_exec::Error::into_failure)
     }
 }

@@ -4,6 +4,8 @@ use std::fmt;
 
 use graph_core::Key;
 
+use crate::TaskFailure;
+
 /// An error returned by an op: any error type, boxed.
 pub type OpError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -93,13 +95,13 @@ pub enum Error {
 }
 
 impl Error {
-    /// The failing op (if an op failed), the message, and whether the op
-    /// panicked: what an executor outside this crate reports of a task that
+    /// What an executor outside this crate reports of a task that
     /// [`CompiledGraph::run_task`](crate::CompiledGraph::run_task) could not
-    /// run.
+    /// run: the failing op (if an op failed), the message, and whether the
+    /// op panicked.
     ///
     /// ```
-    /// use graph_exec::Error;
+    /// use graph_exec::{Error, TaskFailure};
     ///
     /// let err = Error::Task {
     ///     key: "x".into(),
@@ -107,17 +109,25 @@ impl Error {
     ///     message: "division by zero".into(),
     ///     panicked: false,
     /// };
-    /// assert_eq!(err.into_failure(), (Some("div".into()), "division by zero".into(), false));
+    /// assert_eq!(err.into_failure(), TaskFailure::new("div", "division by zero"));
     /// ```
-    pub fn into_failure(self) -> (Option<String>, String, bool) {
+    pub fn into_failure(self) -> TaskFailure {
         match self {
             Error::Task {
                 op,
                 message,
                 panicked,
                 ..
-            } => (Some(op), message, panicked),
-            other => (None, other.to_string(), false),
+            } => TaskFailure {
+                op: Some(op),
+                message,
+                panicked,
+            },
+            other => TaskFailure {
+                op: None,
+                message: other.to_string(),
+                panicked: false,
+            },
         }
     }
 }

@@ -25,20 +25,24 @@
 mod builtins;
 mod compiled;
 mod error;
+mod failure;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod local;
 mod plan;
 mod registry;
 mod request;
+mod scheduler;
 mod sequential;
 mod value;
 
 pub use compiled::CompiledGraph;
 pub use error::{Error, OpError};
+pub use failure::{TaskFailure, panic_message};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
+pub use scheduler::{Scheduler, SchedulerConfig, run_order};
 pub use sequential::{Run, execute_sequential};
 pub use value::{Dynamic, Tagged, TaskValue};

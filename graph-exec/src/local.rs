@@ -1,15 +1,14 @@
 //! `LocalExecutor`: runs a graph on a pool of threads, in the priority order of
 //! a static ordering, freeing every intermediate result as soon as it can.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU32, AtomicU64, Ordering};
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use graph_core::{Dag, Key, NodeId, TaskGraph};
+use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{OpTime, Plan, Stats, merge_times};
-use crate::{Error, OpRegistry, Request, Run, TaskValue};
+use crate::{Error, OpRegistry, Request, Run, Scheduler, SchedulerConfig, TaskValue, run_order};
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
 ///
@@ -76,13 +75,15 @@ pub struct RunOptions<'a> {
 
 /// Runs task graphs on a pool of threads.
 ///
-/// Ready tasks run in priority order (the static order as tie-breaker, as in
-/// dask's local scheduler); a worker that finishes a task runs its best
-/// newly-ready dependent itself unless the shared queue holds a better one, and
-/// wakes a sleeping worker only when it leaves work in the queue. An
-/// intermediate result is freed as soon as its last dependent has run. With one
-/// thread the tasks run exactly in priority order, so the peak number of held
-/// results is the order's max pressure.
+/// The threads share one [`Scheduler`], the executor core: ready tasks run in
+/// priority order (the static order as tie-breaker, as in dask's local
+/// scheduler), and an intermediate result is freed as soon as its last
+/// dependent has run. With one thread the tasks run exactly in priority
+/// order, so the peak number of held results is the order's max pressure.
+/// With several, they follow the order one thread would run, none more than
+/// a window ahead of the first task that has not finished (8 tasks, plus a
+/// tenth of the order's max pressure), so that the results held stay within
+/// 1.1 times that pressure plus 8: parallelism does not cost memory.
 ///
 /// It matches `dask.threaded.get` / `dask.local.get_async` in what it computes,
 /// returns and reports on failure.
@@ -141,9 +142,10 @@ impl LocalExecutor {
     ///
     /// As [`execute_sequential`](crate::execute_sequential), plus
     /// [`Error::PriorityCount`] and [`Error::TopologyTooSmall`] for options that
-    /// do not fit the graph, [`Error::Unscheduled`] for a schedule that lets a
-    /// task start before one of its inputs exists, and [`Error::Cancelled`].
-    /// The first failure stops the run: no new task starts, the running ones
+    /// do not fit the graph, [`Error::Graph`] for a scheduling topology that
+    /// is not a DAG, [`Error::Unscheduled`] for a schedule that lets a task
+    /// start before one of its inputs exists, and [`Error::Cancelled`]. The
+    /// first failure stops the run: no new task starts, the running ones
     /// finish, and nothing hangs.
     pub fn run<T: TaskValue>(
         &self,
@@ -153,7 +155,10 @@ impl LocalExecutor {
         options: &RunOptions<'_>,
     ) -> Result<Run<T>, Error> {
         let plan = Plan::new(graph, registry, request)?;
-        let sched: &(dyn Dag + Sync) = options.schedule.unwrap_or(plan.topology);
+        let sched: Cow<'_, Topology> = match options.schedule {
+            Some(schedule) => Topology::checked(schedule)?,
+            None => Cow::Borrowed(plan.topology),
+        };
         let n_sched = sched.node_count();
         if n_sched < graph.len() {
             return Err(Error::TopologyTooSmall {
@@ -161,30 +166,64 @@ impl LocalExecutor {
                 tasks: graph.len(),
             });
         }
-        let priority = match options.priorities {
+        let needed = sched.needed_by(&plan.outputs)?;
+        let priorities: Cow<'_, [u32]> = match options.priorities {
             Some(given) if given.len() != n_sched => {
                 return Err(Error::PriorityCount {
                     got: given.len(),
                     expected: n_sched,
                 });
             }
-            Some(given) => given.to_vec(),
+            Some(given) => Cow::Borrowed(given),
             None => {
-                let mut priority = vec![0_u32; n_sched];
+                let mut priority = vec![u32::MAX; n_sched];
                 for (i, node) in plan.post_order().into_iter().enumerate() {
                     priority[node.index()] = i as u32;
                 }
-                priority
+                Cow::Owned(priority)
             }
         };
-        let mut shared = Shared::new(&plan, sched, priority, options);
-        shared.n_threads = self.threads.clamp(1, shared.total.max(1));
+        let total = needed.iter().filter(|&&n| n).count();
+        let n_threads = self.threads.clamp(1, total.max(1));
+        // With one thread the tasks run exactly in priority order. With
+        // several, they follow the order one thread would run, at most a
+        // window ahead of its head, so that the results held stay within
+        // about a tenth of the order's own pressure (and a few) of it.
+        let (ranks, window) = if n_threads == 1 {
+            (priorities, None)
+        } else {
+            let ranks = run_order(&sched, &needed, &priorities);
+            let pressure = pressure_of(plan.topology, &sched, &needed, &ranks);
+            let window = WINDOW_SLACK + pressure / 10;
+            (Cow::Owned(ranks), Some(window))
+        };
+        let scheduler = Scheduler::new(&SchedulerConfig {
+            data: plan.topology,
+            sched: &sched,
+            needed: &needed,
+            mine: None,
+            ranks: &ranks,
+            window,
+        });
+        let shared = Shared {
+            plan: &plan,
+            state: Mutex::new(State {
+                scheduler,
+                idle: 0,
+                stop: false,
+                error: None,
+            }),
+            wake: Condvar::new(),
+            slots: (0..graph.len()).map(|_| Mutex::new(None)).collect(),
+            batch: if n_threads == 1 { 1 } else { BATCH.min(window.unwrap_or(BATCH) / n_threads).max(1) },
+            callbacks: options.callbacks,
+            cancel: options.cancel.clone(),
+        };
         if let Some(callbacks) = options.callbacks {
-            callbacks.start(shared.total);
+            callbacks.start(total);
         }
-        let shared = shared;
         let tallies = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..shared.n_threads)
+            let helpers: Vec<_> = (1..n_threads)
                 .map(|_| scope.spawn(|| shared.work()))
                 .collect();
             let mut tallies = vec![shared.work()];
@@ -195,14 +234,11 @@ impl LocalExecutor {
             );
             tallies
         });
-        let error = shared
-            .error
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
+        let state = shared.state.into_inner().unwrap_or_else(PoisonError::into_inner);
         if let Some(callbacks) = options.callbacks {
-            callbacks.finish(error.is_some());
+            callbacks.finish(state.error.is_some());
         }
-        if let Some(error) = error {
+        if let Some(error) = state.error {
             return Err(error);
         }
         let values: Vec<Option<T>> = shared
@@ -213,165 +249,146 @@ impl LocalExecutor {
         Ok(Run {
             output: plan.shape(request, &values),
             stats: Stats {
-                tasks_run: tallies.iter().map(|t| t.tasks_run).sum(),
-                peak_held: tallies.iter().map(|t| t.peak_held).max().unwrap_or(0),
-                op_times: merge_times(tallies.into_iter().map(|t| t.times)),
+                tasks_run: state.scheduler.tasks_run(),
+                peak_held: state.scheduler.peak_held(),
+                op_times: merge_times(tallies),
             },
         })
     }
 }
 
-/// The most tasks a worker takes from the queue at once.
-const BATCH: usize = 16;
+/// The most tasks a worker takes at once; fewer where the window is narrow.
+const BATCH: usize = 4;
 
-/// What one worker did: its op timings, tasks run, and the most results it saw
-/// held when it started a task.
-struct Tally {
-    times: Vec<OpTime>,
-    tasks_run: usize,
-    peak_held: usize,
+/// How many tasks beyond the head of the order may run, besides a tenth of
+/// the order's pressure.
+const WINDOW_SLACK: usize = 8;
+
+/// The most results the run order holds at once on one thread: its max
+/// pressure, as dask's diagnostics count it.
+fn pressure_of(data: &Topology, sched: &Topology, needed: &[bool], ranks: &[u32]) -> usize {
+    let n_tasks = data.node_count();
+    let mut sequence: Vec<NodeId> = sched
+        .node_ids()
+        .filter(|node| needed[node.index()] && node.index() < n_tasks)
+        .collect();
+    sequence.sort_unstable_by_key(|node| ranks[node.index()]);
+    let mut readers: Vec<u32> = vec![0; n_tasks];
+    for &node in &sequence {
+        for dep in data.dependencies(node) {
+            readers[dep.index()] += 1;
+        }
+    }
+    let (mut held, mut peak) = (0_usize, 0_usize);
+    for &node in &sequence {
+        peak = peak.max(held);
+        if readers[node.index()] > 0 {
+            held += 1;
+        }
+        for dep in data.dependencies(node) {
+            readers[dep.index()] -= 1;
+            if readers[dep.index()] == 0 {
+                held -= 1;
+            }
+        }
+    }
+    peak
 }
 
-/// The ready queue: ranks (`priority << 32 | node`, lowest first) and how many
-/// workers sleep on it.
-struct Queue {
-    heap: BinaryHeap<Reverse<u64>>,
+/// What the workers share under one lock.
+struct State<'t> {
+    scheduler: Scheduler<'t>,
+    /// Workers asleep, waiting for a task.
     idle: usize,
+    stop: bool,
+    error: Option<Error>,
 }
 
 struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
-    sched: &'a (dyn Dag + Sync),
-    n_tasks: usize,
-    priority: Vec<u32>,
-    needed: Vec<bool>,
-    /// Per scheduling node: needed scheduling dependencies not yet done.
-    waiting: Vec<AtomicU32>,
-    /// Per task: needed data dependents that have not yet run.
-    readers: Vec<AtomicU32>,
-    slots: Vec<Mutex<Option<T>>>,
-    queue: Mutex<Queue>,
+    state: Mutex<State<'a>>,
     wake: Condvar,
-    /// The best rank in the queue, `u64::MAX` when it is empty: read without
-    /// the lock to decide whether a local task may run first.
-    queue_best: AtomicU64,
-    total: usize,
-    /// Worker threads; when all but one sleep on an empty queue and that one
-    /// has nothing to run, the run is over.
-    n_threads: usize,
-    stop: AtomicBool,
-    error: Mutex<Option<Error>>,
-    /// Intermediate results held now, changed once per task by its net effect.
-    held: AtomicIsize,
+    slots: Vec<Mutex<Option<T>>>,
+    batch: usize,
     callbacks: Option<&'a dyn Callbacks>,
     cancel: Option<CancelHandle>,
 }
 
-impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
-    fn new(
-        plan: &'a Plan<'g, T>,
-        sched: &'a (dyn Dag + Sync),
-        priority: Vec<u32>,
-        options: &RunOptions<'a>,
-    ) -> Self {
-        let n_sched = sched.node_count();
-        let n_tasks = plan.exprs.len();
-        // Needed: every scheduling ancestor of an output.
-        let needed = sched.needed_by(&plan.outputs);
-        let waiting: Vec<AtomicU32> = (0..n_sched)
-            .map(|i| {
-                let deps = sched.dependencies(NodeId::new(i));
-                AtomicU32::new(deps.iter().filter(|dep| needed[dep.index()]).count() as u32)
-            })
-            .collect();
-        let rank = |i: usize| (u64::from(priority[i]) << 32) | i as u64;
-        let heap: BinaryHeap<Reverse<u64>> = (0..n_sched)
-            .filter(|&i| needed[i] && waiting[i].load(Ordering::Relaxed) == 0)
-            .map(|i| Reverse(rank(i)))
-            .collect();
-        let queue_best = heap.peek().map_or(u64::MAX, |Reverse(r)| *r);
-        let total = needed.iter().filter(|&&n| n).count();
-        Shared {
-            plan,
-            sched,
-            n_tasks,
-            needed,
-            waiting,
-            readers: plan
-                .data_dependents
-                .iter()
-                .map(|&n| AtomicU32::new(n))
-                .collect(),
-            slots: (0..n_tasks).map(|_| Mutex::new(None)).collect(),
-            queue: Mutex::new(Queue { heap, idle: 0 }),
-            wake: Condvar::new(),
-            queue_best: AtomicU64::new(queue_best),
-            total,
-            n_threads: 1,
-            stop: AtomicBool::new(false),
-            error: Mutex::new(None),
-            held: AtomicIsize::new(0),
-            callbacks: options.callbacks,
-            cancel: options.cancel.clone(),
-            priority,
-        }
-    }
-
-    fn rank(&self, node: NodeId) -> u64 {
-        (u64::from(self.priority[node.index()]) << 32) | node.index() as u64
-    }
-
-    /// One worker: runs tasks until everything is done or the run stops.
-    fn work(&self) -> Tally {
-        let mut tally = Tally {
-            times: self.plan.op_table(),
-            tasks_run: 0,
-            peak_held: 0,
-        };
+impl<T: TaskValue> Shared<'_, '_, T> {
+    /// One worker: takes tasks from the scheduler, a few at a time, runs
+    /// them, and reports them finished when it takes the next ones, all
+    /// under one lock; until everything is done or the run stops.
+    fn work(&self) -> Vec<OpTime> {
+        let mut times = self.plan.op_table();
         let mut stack = Vec::new();
-        let mut ready = Vec::new();
-        let mut batch = VecDeque::new();
-        let mut next = None;
+        let mut taken: Vec<NodeId> = Vec::with_capacity(self.batch);
+        let mut done: Vec<NodeId> = Vec::with_capacity(self.batch);
+        let mut freed: Vec<NodeId> = Vec::new();
         loop {
-            let Some(rank) = next
-                .take()
-                .or_else(|| batch.pop_front())
-                .or_else(|| self.pop(&mut batch))
-            else {
-                return tally;
-            };
-            if self.stop.load(Ordering::Relaxed) {
-                return tally;
-            }
-            if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
-                self.fail(Error::Cancelled);
-                return tally;
-            }
-            let node = NodeId::from_u32(rank as u32);
-            if node.index() < self.n_tasks {
-                if let Err(error) = self.run_task(node, &mut stack, &mut tally) {
-                    self.fail(error);
-                    return tally;
+            {
+                let mut state = lock(&self.state);
+                for node in done.drain(..) {
+                    state.scheduler.finished(node, 0, &mut freed);
+                }
+                if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
+                    state.error.get_or_insert(Error::Cancelled);
+                    state.stop = true;
+                }
+                loop {
+                    if state.stop {
+                        self.wake.notify_all();
+                        return times;
+                    }
+                    while taken.len() < self.batch {
+                        match state.scheduler.next() {
+                            Some(node) => taken.push(node),
+                            None => break,
+                        }
+                    }
+                    if !taken.is_empty() {
+                        break;
+                    }
+                    if state.scheduler.is_done() {
+                        state.stop = true;
+                        continue;
+                    }
+                    if state.scheduler.running() == 0 {
+                        // Nothing runs and nothing is ready, yet tasks are
+                        // left: only a schedule that is no DAG of the
+                        // graph's tasks gets here, and the checked
+                        // topology rules that out.
+                        unreachable!("a checked schedule always has a ready task");
+                    }
+                    state.idle += 1;
+                    state = self.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+                    state.idle -= 1;
+                }
+                if state.idle > 0 && state.scheduler.has_next() {
+                    self.wake.notify_one();
                 }
             }
-            // Dependents whose last scheduling dependency this was.
-            ready.clear();
-            for &dependent in self.sched.dependents(node) {
-                if self.needed[dependent.index()]
-                    && self.waiting[dependent.index()].fetch_sub(1, Ordering::AcqRel) == 1
-                {
-                    ready.push(self.rank(dependent));
+            for node in freed.drain(..) {
+                if !self.plan.is_output[node.index()] {
+                    lock(&self.slots[node.index()]).take();
                 }
             }
-            next = self.choose(&mut ready, &mut batch);
+            for node in taken.drain(..) {
+                if node.index() < self.slots.len() {
+                    if let Err(error) = self.run_task(node, &mut stack, &mut times) {
+                        let mut state = lock(&self.state);
+                        state.error.get_or_insert(error);
+                        state.stop = true;
+                        self.wake.notify_all();
+                        return times;
+                    }
+                }
+                done.push(node);
+            }
         }
     }
 
-    fn run_task(&self, node: NodeId, stack: &mut Vec<T>, tally: &mut Tally) -> Result<(), Error> {
+    fn run_task(&self, node: NodeId, stack: &mut Vec<T>, times: &mut [OpTime]) -> Result<(), Error> {
         let i = node.index();
-        // Sampled just before the task runs, as dask's diagnostics count it.
-        let held_now = self.held.load(Ordering::Relaxed).max(0) as usize;
-        tally.peak_held = tally.peak_held.max(held_now);
         let key = self.plan.graph.key(node);
         if let Some(callbacks) = self.callbacks {
             callbacks.pretask(key);
@@ -379,116 +396,15 @@ impl<'a, 'g, T: TaskValue> Shared<'a, 'g, T> {
         let mut fetch = |input: NodeId| lock(&self.slots[input.index()]).clone();
         let value = self
             .plan
-            .eval(node, &mut fetch, stack, &mut tally.times)
+            .eval(node, &mut fetch, stack, times)
             .map_err(|failure| self.plan.error(node, failure))?;
         if self.plan.data_dependents[i] > 0 || self.plan.is_output[i] {
             *lock(&self.slots[i]) = Some(value);
         }
-        let mut net = isize::from(self.plan.data_dependents[i] > 0);
-        for &dep in self.plan.topology.dependencies(node) {
-            if self.readers[dep.index()].fetch_sub(1, Ordering::AcqRel) == 1 {
-                net -= 1;
-                if !self.plan.is_output[dep.index()] {
-                    lock(&self.slots[dep.index()]).take();
-                }
-            }
-        }
-        if net != 0 {
-            self.held.fetch_add(net, Ordering::Relaxed);
-        }
-        tally.tasks_run += 1;
         if let Some(callbacks) = self.callbacks {
             callbacks.posttask(key);
         }
         Ok(())
-    }
-
-    /// Picks the task to run next from the newly ready ones, the worker's
-    /// batch and the queue, and leaves the rest in the queue, waking sleepers
-    /// for them. `None` means: run the batch's first task next.
-    fn choose(&self, ready: &mut Vec<u64>, batch: &mut VecDeque<u64>) -> Option<u64> {
-        let best_at = (0..ready.len()).min_by_key(|&i| ready[i])?;
-        let best = ready.swap_remove(best_at);
-        let batch_best = batch.front().copied().unwrap_or(u64::MAX);
-        if ready.is_empty() && best < self.queue_best.load(Ordering::Acquire) {
-            if best < batch_best {
-                return Some(best);
-            }
-            // The batch is sorted and short: keep it sorted.
-            let at = batch.partition_point(|&rank| rank < best);
-            batch.insert(at, best);
-            return None;
-        }
-        let mut queue = lock(&self.queue);
-        queue.heap.extend(ready.drain(..).map(Reverse));
-        queue.heap.push(Reverse(best));
-        let chosen = match queue.heap.peek() {
-            Some(&Reverse(top)) if top < batch_best => {
-                queue.heap.pop();
-                Some(top)
-            }
-            _ => None,
-        };
-        self.queue_best.store(
-            queue.heap.peek().map_or(u64::MAX, |Reverse(r)| *r),
-            Ordering::Release,
-        );
-        let spare = queue.heap.len().min(queue.idle);
-        drop(queue);
-        for _ in 0..spare {
-            self.wake.notify_one();
-        }
-        chosen
-    }
-
-    /// The best queued task, sleeping until there is one; `None` once the run
-    /// is over.
-    fn pop(&self, batch: &mut VecDeque<u64>) -> Option<u64> {
-        let mut queue = lock(&self.queue);
-        loop {
-            if self.stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            if let Some(Reverse(rank)) = queue.heap.pop() {
-                // With several workers, take a share of a long queue at once,
-                // so that wide graphs do not pay for the lock on every task.
-                // One worker takes one task at a time and so keeps the order.
-                if self.n_threads > 1 {
-                    let share = (queue.heap.len() / self.n_threads).min(BATCH);
-                    batch.extend((0..share).filter_map(|_| queue.heap.pop().map(|Reverse(r)| r)));
-                }
-                self.queue_best.store(
-                    queue.heap.peek().map_or(u64::MAX, |Reverse(r)| *r),
-                    Ordering::Release,
-                );
-                return Some(rank);
-            }
-            // Nothing queued, nothing in this worker's hands, and every other
-            // worker asleep: no task runs or can become ready, so all are done.
-            if queue.idle + 1 == self.n_threads {
-                self.stop.store(true, Ordering::Relaxed);
-                drop(queue);
-                self.wake.notify_all();
-                return None;
-            }
-            queue.idle += 1;
-            queue = self
-                .wake
-                .wait(queue)
-                .unwrap_or_else(PoisonError::into_inner);
-            queue.idle -= 1;
-        }
-    }
-
-    fn fail(&self, error: Error) {
-        lock(&self.error).get_or_insert(error);
-        self.stop_all();
-    }
-
-    fn stop_all(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _queue = lock(&self.queue);
-        self.wake.notify_all();
     }
 }
 

@@ -92,7 +92,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         }
 
         // Cull: everything the outputs need, and nothing else.
-        let needed = topology.needed_by(&outputs);
+        let needed = topology.needed_by(&outputs)?;
 
         let mut compiler = Compiler {
             graph,
@@ -219,7 +219,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
                     }),
                     Err(payload) => Err(Failure::Op {
                         op: *op,
-                        message: panic_message(&*payload),
+                        message: format!("panicked: {}", crate::panic_message(&*payload)),
                         panicked: true,
                     }),
                 }
@@ -309,16 +309,6 @@ pub(crate) fn merge_times(tables: impl IntoIterator<Item = Vec<OpTime>>) -> Vec<
     merged
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(message) = payload.downcast_ref::<&str>() {
-        format!("panicked: {message}")
-    } else if let Some(message) = payload.downcast_ref::<String>() {
-        format!("panicked: {message}")
-    } else {
-        "panicked".to_owned()
-    }
-}
-
 struct Compiler<'a, T> {
     graph: &'a TaskGraph,
     registry: &'a OpRegistry<T>,
@@ -335,20 +325,18 @@ struct Compiler<'a, T> {
 impl<T: TaskValue> Compiler<'_, T> {
     /// The node a reference names, without hashing: references meet the
     /// task's dependencies in order, so a new one is the next dependency, and
-    /// a repeat is one seen before. A reference to the task itself (which the
-    /// topology drops) is looked up, and fails when run.
-    fn resolve(&mut self, key: &Key, target: &Key) -> NodeId {
+    /// a repeat is one seen before.
+    fn resolve(&mut self, target: &Key) -> NodeId {
         if let Some(&next) = self.deps.get(self.next_dep) {
             if self.graph.key(next) == target {
                 self.next_dep += 1;
                 return next;
             }
         }
-        let seen = &self.deps[..self.next_dep];
-        seen.iter()
+        self.deps[..self.next_dep]
+            .iter()
             .copied()
             .find(|&dep| self.graph.key(dep) == target)
-            .or_else(|| (target == key).then(|| self.graph.node_id(key)).flatten())
             .expect("the topology resolved every reference")
     }
 
@@ -361,7 +349,7 @@ impl<T: TaskValue> Compiler<'_, T> {
                     message: err.to_string(),
                 })?)
             }
-            Term::Ref(target) => Expr::Input(self.resolve(key, target)),
+            Term::Ref(target) => Expr::Input(self.resolve(target)),
             Term::Call { op, args } => {
                 let args = args
                     .iter()

@@ -8,44 +8,8 @@ use std::sync::Arc;
 use std::thread;
 
 use graph_core::{Key, NodeId, TaskGraph};
-use graph_distributed::{Cluster, Error, Job, Outcome, Runner, TaskFailure, run};
-use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
-
-/// Runs tasks with graph-exec's compiled terms over the built-in ops.
-pub struct ExecRunner<'g> {
-    compiled: CompiledGraph<'g, Dynamic>,
-}
-
-impl<'g> ExecRunner<'g> {
-    pub fn new(graph: &'g TaskGraph, outputs: &[NodeId]) -> Result<ExecRunner<'g>, String> {
-        let request = Request::list(outputs.iter().map(|&n| graph.key(n).clone()));
-        CompiledGraph::new(graph, &OpRegistry::builtins(), &request)
-            .map(|compiled| ExecRunner { compiled })
-            .map_err(|err| err.to_string())
-    }
-}
-
-impl Runner for ExecRunner<'_> {
-    type Value = Tagged;
-
-    fn run(
-        &mut self,
-        node: NodeId,
-        input: &mut dyn FnMut(NodeId) -> Option<Tagged>,
-    ) -> Result<Tagged, TaskFailure> {
-        self.compiled
-            .run_task(node, |dep| input(dep).map(|t| t.0))
-            .map(Tagged)
-            .map_err(|err| {
-                let (op, message, panicked) = err.into_failure();
-                TaskFailure {
-                    op,
-                    message,
-                    panicked,
-                }
-            })
-    }
-}
+use graph_distributed::{Cluster, Error, Job, Outcome, run};
+use graph_exec::{CompiledGraph, OpRegistry, Request, Tagged};
 
 /// Runs `job` in one process with `cluster`'s threads, with the built-in ops.
 pub fn run_exec(
@@ -55,7 +19,8 @@ pub fn run_exec(
 ) -> Result<Option<Outcome<Tagged>>, Error> {
     let outputs = job.outputs().to_vec();
     run(Arc::clone(graph), job, cluster, move |graph, _worker| {
-        Ok(Box::new(ExecRunner::new(graph, &outputs)?))
+        let request = Request::list(outputs.iter().map(|&n| graph.key(n).clone()));
+        Ok(Box::new(CompiledGraph::new(graph, &OpRegistry::builtins(), &request)?))
     })
 }
 
