@@ -12,7 +12,8 @@ use std::thread;
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
-use graph_distributed::{Cluster, Job, Runner, TaskFailure, run};
+use graph_distributed::{Cluster, Job, Runner, run};
+use graph_exec::TaskFailure;
 
 fn main() {
     divan::main();
@@ -66,7 +67,7 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
             thread::spawn(move || {
                 run(graph, job, &cluster, |graph, _| {
                     Ok(Box::new(Count(
-                        graph.topology().map_err(|e| e.to_string())?,
+                        graph.topology()?,
                     )))
                 })
                 .unwrap()

@@ -492,7 +492,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         let started = Instant::now();
         let mut ran = 0;
         while self.abort.is_none() {
-            let Some(node) = self.scheduler.next() else {
+            let Some(node) = self.scheduler.start_next() else {
                 break;
             };
             self.run_task(node, runner, input);

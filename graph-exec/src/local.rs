@@ -340,7 +340,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         return times;
                     }
                     while taken.len() < self.batch {
-                        match state.scheduler.next() {
+                        match state.scheduler.start_next() {
                             Some(node) => taken.push(node),
                             None => break,
                         }

@@ -45,7 +45,7 @@ pub struct SchedulerConfig<'a> {
 /// The executor core: the ready tasks, by rank; the inputs each task still
 /// waits for; the readers each result still has; and the results held.
 ///
-/// An executor asks [`Scheduler::next`] for a task to run, runs it wherever
+/// An executor asks [`Scheduler::start_next`] for a task to run, runs it wherever
 /// it likes, and reports it [`finished`](Scheduler::finished), learning which
 /// results no task needs any more; a result that another executor computed
 /// is reported [`arrived`](Scheduler::arrived). It is a plain state machine
@@ -76,12 +76,12 @@ pub struct SchedulerConfig<'a> {
 ///     window: None,
 /// });
 /// let mut freed = Vec::new();
-/// assert_eq!(scheduler.next(), Some(NodeId::new(1)));
-/// assert_eq!(scheduler.next(), Some(NodeId::new(0)));
-/// assert_eq!(scheduler.next(), None); // 2 waits for its inputs
+/// assert_eq!(scheduler.start_next(), Some(NodeId::new(1)));
+/// assert_eq!(scheduler.start_next(), Some(NodeId::new(0)));
+/// assert_eq!(scheduler.start_next(), None); // 2 waits for its inputs
 /// scheduler.finished(NodeId::new(1), 8, &mut freed);
 /// scheduler.finished(NodeId::new(0), 8, &mut freed);
-/// assert_eq!(scheduler.next(), Some(NodeId::new(2)));
+/// assert_eq!(scheduler.start_next(), Some(NodeId::new(2)));
 /// scheduler.finished(NodeId::new(2), 8, &mut freed);
 /// assert_eq!(freed, [NodeId::new(1), NodeId::new(0)]);
 /// assert!(scheduler.is_done());
@@ -202,7 +202,7 @@ impl<'t> Scheduler<'t> {
     /// The ready node to run next, lowest rank first, now counted as
     /// running; `None` when no node is ready, or when the window holds the
     /// ready ones back until the head of the order finishes.
-    pub fn next(&mut self) -> Option<NodeId> {
+    pub fn start_next(&mut self) -> Option<NodeId> {
         let Reverse(key) = *self.ready.peek()?;
         let node = NodeId::from_u32(key as u32);
         let rank = (key >> 32) as usize;
@@ -230,7 +230,7 @@ impl<'t> Scheduler<'t> {
         Some(node)
     }
 
-    /// Records that `node`, which [`Scheduler::next`] gave out, has run and
+    /// Records that `node`, which [`Scheduler::start_next`] gave out, has run and
     /// that its result takes `bytes` (ignored for a barrier, and for a
     /// result no task of this executor reads). The results no task of this
     /// executor reads any more are pushed onto `freed`.
@@ -319,7 +319,7 @@ impl<'t> Scheduler<'t> {
         self.left == 0
     }
 
-    /// Whether [`Scheduler::next`] would give a node now.
+    /// Whether [`Scheduler::start_next`] would give a node now.
     pub fn has_next(&self) -> bool {
         let Some(&Reverse(key)) = self.ready.peek() else {
             return false;
@@ -333,7 +333,7 @@ impl<'t> Scheduler<'t> {
         }
     }
 
-    /// Nodes given out by [`Scheduler::next`] that have not finished.
+    /// Nodes given out by [`Scheduler::start_next`] that have not finished.
     pub fn running(&self) -> usize {
         self.running
     }
