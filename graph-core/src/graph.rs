@@ -354,26 +354,49 @@ impl TaskGraph {
     /// As [`TaskGraph::topology`]: the references are those of a valid graph.
     pub fn references(&self) -> Result<References, Error> {
         let topology = self.topology()?;
-        let mut offsets = Vec::with_capacity(self.len() + 1);
+        let tasks = self.tasks.as_slice();
+        // Each chunk of tasks gives its rows' lengths and targets.
+        let chunks: Vec<(Vec<u32>, Vec<NodeId>)> = (0..tasks.len().div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|chunk| {
+                let start = chunk * CHUNK;
+                let end = (start + CHUNK).min(tasks.len());
+                let mut lengths = Vec::with_capacity(end - start);
+                let mut targets = Vec::with_capacity(2 * (end - start));
+                for i in start..end {
+                    let body = &tasks[i].body;
+                    let row = topology.dependencies(NodeId::new(i));
+                    let mut count = 0_u32;
+                    body.for_each_ref(&mut |_| count += 1);
+                    if count as usize == row.len() {
+                        targets.extend_from_slice(row);
+                    } else {
+                        // Repeats: each resolved by its key.
+                        body.for_each_ref(&mut |dep| {
+                            let dep = self.tasks.get_index_of(dep);
+                            targets.push(NodeId::new(dep.expect("the topology resolved it")));
+                        });
+                    }
+                    lengths.push(count);
+                }
+                (lengths, targets)
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(tasks.len() + 1);
         offsets.push(0_u32);
-        let mut targets = Vec::with_capacity(topology.edge_count());
-        for (node, (_, task)) in self.tasks.iter().enumerate() {
-            let row = topology.dependencies(NodeId::new(node));
-            let mut count = 0_usize;
-            task.body.for_each_ref(&mut |_| count += 1);
-            if count == row.len() {
-                targets.extend_from_slice(row);
-            } else {
-                task.body.for_each_ref(&mut |dep| {
-                    let dep = self.tasks.get_index_of(dep).expect("the topology resolved it");
-                    targets.push(NodeId::new(dep));
-                });
+        let total: usize = chunks.iter().map(|(_, targets)| targets.len()).sum();
+        let total = u32::try_from(total).map_err(|_| Error::TooLarge {
+            what: "edges",
+            count: total,
+        })?;
+        let mut targets = Vec::with_capacity(total as usize);
+        let mut offset = 0_u32;
+        for (lengths, chunk) in chunks {
+            for length in lengths {
+                offset += length;
+                offsets.push(offset);
             }
-            let end = u32::try_from(targets.len()).map_err(|_| Error::TooLarge {
-                what: "edges",
-                count: targets.len(),
-            })?;
-            offsets.push(end);
+            targets.extend_from_slice(&chunk);
         }
         Ok(References::from_rows(offsets, targets).expect("rows of this graph"))
     }
