@@ -8,10 +8,9 @@ use graph_core::{NodeId, TaskGraph};
 use graph_order::{Error, OrderConfig, order, order_graph};
 
 /// `test_order_cycle`: each of dask's cyclic graphs is an error naming the
-/// nodes on the cycle, by every strategy. dask's first case runs its
-/// scheduler, not `order`, and is not ported. On a `TaskGraph`, a task's
-/// reference to itself is not a dependency (graph-core's rule), so the
-/// self-loop cases use a custom `Dag`, where a self-edge is a cycle.
+/// nodes on the cycle, by every strategy, a self-loop included (as dask
+/// raises "Cycle detected" for `{"a": (f, "a")}`). dask's first case runs
+/// its scheduler, not `order`, and is not ported.
 #[test]
 fn order_cycle() {
     // a=0, b=1, c=2, d=3; (x, y) means y depends on x.
