@@ -49,3 +49,8 @@ pub use mars::{assign_mars, shuffle_reducers};
 pub use metrics::{Metrics, edge_cut, imbalance, transfer_bytes};
 pub use partition::{AssignConfig, DEFAULT_MAX_IMBALANCE, assign, assign_with};
 pub use workers::{Assignment, Workers};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;

@@ -12,7 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sizes = sizes_of(&graph);
 
     let ours = assign(dag, &workers, Some(&sizes), None)?;
-    let mars = assign_mars(dag, &workers).unwrap();
+    let mars = assign_mars(dag, &workers)?;
     assert_eq!(ours.len(), graph.len());
 
     let ours = Metrics::of(dag, &workers, &ours, Some(&sizes), None)?;

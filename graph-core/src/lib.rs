@@ -48,3 +48,8 @@ pub use stats::GraphStats;
 pub use term::{Op, OpInterner, Refs, Term};
 pub use topology::Topology;
 pub use value::Value;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;

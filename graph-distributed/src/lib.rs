@@ -33,3 +33,8 @@ pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem};
 pub use job::Job;
 pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};
 pub use runner::Runner;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;

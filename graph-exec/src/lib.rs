@@ -46,3 +46,8 @@ pub use request::{Output, Request};
 pub use scheduler::{Scheduler, SchedulerConfig, run_order};
 pub use sequential::{Run, execute_sequential};
 pub use value::{Dynamic, Tagged, TaskValue};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;

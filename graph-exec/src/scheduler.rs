@@ -83,7 +83,7 @@ pub struct SchedulerConfig<'a> {
 /// scheduler.finished(NodeId::new(0), 8, &mut freed);
 /// assert_eq!(scheduler.start_next(), Some(NodeId::new(2)));
 /// scheduler.finished(NodeId::new(2), 8, &mut freed);
-/// assert_eq!(freed, [NodeId::new(1), NodeId::new(0)]);
+/// assert_eq!(freed, [NodeId::new(0), NodeId::new(1)]); // 2 read both
 /// assert!(scheduler.is_done());
 /// assert_eq!((scheduler.peak_held(), scheduler.peak_bytes()), (2, 16));
 /// # Ok::<(), graph_core::Error>(())

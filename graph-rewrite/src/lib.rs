@@ -64,3 +64,8 @@ pub use net::{Match, RuleSet};
 pub use pattern::Pattern;
 pub use rule::{Bindings, RewriteRule, Rhs, RhsFn};
 pub use strategy::{RewriteStrategy, Rewritten, StopReason};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;
