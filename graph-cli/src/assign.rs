@@ -2,11 +2,13 @@
 //! a graph on workers and report the network cost and the balance.
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use anyhow::{Context, bail};
 use graph_assign::{Assignment, Metrics, Workers, assign, assign_mars, costs_of, sizes_of};
-use graph_core::TaskGraph;
+use graph_core::{Key, NodeId, TaskGraph};
+use serde::{Deserialize, Serialize};
 
 /// Arguments of `taskgraph assign`.
 #[derive(Debug, clap::Args)]
@@ -18,8 +20,8 @@ pub(crate) struct Args {
     workers: usize,
     /// `auto`: the partitioner (near METIS' cut, loads within 3%);
     /// `mars`: Mars' initial assignment, for comparison.
-    #[arg(long, value_enum, default_value_t = Strategy::Auto)]
-    strategy: Strategy,
+    #[arg(long, value_enum, default_value_t = Placer::Auto)]
+    strategy: Placer,
     /// Print one JSON object, with the worker of every task, instead of a
     /// table.
     #[arg(long)]
@@ -28,15 +30,97 @@ pub(crate) struct Args {
 
 /// How to place the tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Strategy {
+pub(crate) enum Placer {
     /// `graph_assign::assign`, with sizes and costs from the file.
     Auto,
     /// `graph_assign::assign_mars`.
     Mars,
 }
 
+/// What `taskgraph assign --json` prints, and what `taskgraph run
+/// --assignment` reads back: `{"workers": K, "edge_cut": N,
+/// "transfer_bytes": N, "imbalance": F, "assignment": [[KEY, WORKER], ...]}`.
+/// A file written by hand may leave out the metrics.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct AssignReport {
+    pub(crate) workers: usize,
+    #[serde(default)]
+    pub(crate) edge_cut: u64,
+    #[serde(default)]
+    pub(crate) transfer_bytes: u64,
+    #[serde(default)]
+    pub(crate) imbalance: f64,
+    pub(crate) assignment: Vec<(Key, u32)>,
+}
+
+impl AssignReport {
+    fn new(graph: &TaskGraph, assignment: &Assignment, metrics: &Metrics) -> AssignReport {
+        AssignReport {
+            workers: assignment.worker_count(),
+            edge_cut: metrics.edge_cut,
+            transfer_bytes: metrics.transfer_bytes,
+            imbalance: metrics.imbalance,
+            assignment: graph
+                .keys()
+                .cloned()
+                .zip(assignment.as_slice().iter().copied())
+                .collect(),
+        }
+    }
+
+    /// Reads the report `taskgraph assign --json` wrote to `path`: the worker
+    /// of every task of `graph`, for a run on `workers` workers.
+    pub(crate) fn read_placement(
+        path: &Path,
+        graph: &TaskGraph,
+        workers: usize,
+    ) -> anyhow::Result<Vec<u32>> {
+        let context = || format!("--assignment {}", path.display());
+        let text = std::fs::read_to_string(path).with_context(context)?;
+        let report: AssignReport = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: expected the JSON of `taskgraph assign --json`",
+                context()
+            )
+        })?;
+        if report.workers != workers {
+            bail!(
+                "{}: it places tasks on {} workers, but the run has {workers} (processes x threads)",
+                context(),
+                report.workers
+            );
+        }
+        let mut placement: Vec<Option<u32>> = vec![None; graph.len()];
+        for (key, worker) in report.assignment {
+            let node = graph
+                .node_id(&key)
+                .with_context(|| format!("{}: task {key} is not in the graph", context()))?;
+            if worker as usize >= workers {
+                bail!(
+                    "{}: task {key} is on worker {worker}, but there are {workers}",
+                    context()
+                );
+            }
+            placement[node.index()] = Some(worker);
+        }
+        placement
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                w.with_context(|| {
+                    format!(
+                        "{}: task {} has no worker",
+                        context(),
+                        graph.key(NodeId::new(i))
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = crate::busy::read_graph(&args.file)?;
+    let graph = crate::graph_file::read(&args.file)?;
     let workers = Workers::new(args.workers)?;
     let (assignment, metrics, elapsed) = {
         let _busy = crate::busy::Busy::start("placing");
@@ -44,7 +128,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
     if args.json {
-        write_json(&mut out, &graph, &assignment, &metrics)?;
+        let report = AssignReport::new(&graph, &assignment, &metrics);
+        crate::json_out::write_spaced(&mut out, &report, 3)?;
     } else {
         write_table(
             &mut out,
@@ -60,59 +145,29 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Places `graph` with `strategy`, timing the placement alone, and measures
-/// it with the sizes and costs of the graph's metadata.
+/// Places `graph` with `placer`, timing the placement alone, and measures it
+/// with the sizes and costs of the graph's metadata.
 pub(crate) fn place(
     graph: &TaskGraph,
     workers: &Workers,
-    strategy: Strategy,
+    placer: Placer,
 ) -> anyhow::Result<(Assignment, Metrics, Duration)> {
     let dag = graph.topology()?;
     let sizes = sizes_of(graph);
     let costs = costs_of(graph);
     let start = Instant::now();
-    let assignment = match strategy {
-        Strategy::Auto => assign(dag, workers, Some(&sizes), costs.as_deref())?,
-        Strategy::Mars => assign_mars(dag, workers),
+    let assignment = match placer {
+        Placer::Auto => assign(dag, workers, Some(&sizes), costs.as_deref())?,
+        Placer::Mars => assign_mars(dag, workers)?,
     };
     let elapsed = start.elapsed();
     let metrics = Metrics::of(dag, workers, &assignment, Some(&sizes), costs.as_deref())?;
     Ok((assignment, metrics, elapsed))
 }
 
-/// `{"workers": K, "edge_cut": N, "transfer_bytes": N, "imbalance": F,
-/// "assignment": [[KEY, WORKER], ...]}`, streamed so that a graph of a
-/// million tasks needs no second copy in memory.
-fn write_json(
-    out: &mut impl Write,
-    graph: &TaskGraph,
-    assignment: &Assignment,
-    metrics: &Metrics,
-) -> anyhow::Result<()> {
-    write!(
-        out,
-        "{{\"workers\": {}, \"edge_cut\": {}, \"transfer_bytes\": {}, \"imbalance\": ",
-        assignment.worker_count(),
-        metrics.edge_cut,
-        metrics.transfer_bytes,
-    )?;
-    serde_json::to_writer(&mut *out, &metrics.imbalance)?;
-    write!(out, ", \"assignment\": [")?;
-    for (i, (key, &worker)) in graph.keys().zip(assignment.as_slice()).enumerate() {
-        if i > 0 {
-            write!(out, ", ")?;
-        }
-        write!(out, "[")?;
-        serde_json::to_writer(&mut *out, key)?;
-        write!(out, ", {worker}]")?;
-    }
-    writeln!(out, "]}}")?;
-    Ok(())
-}
-
 /// Writes the metrics as rows of a two-column table, with the time the
 /// placement took when given.
-fn write_metrics(
+pub(crate) fn write_metrics(
     out: &mut impl Write,
     metrics: &Metrics,
     elapsed: Option<Duration>,
@@ -133,25 +188,4 @@ fn write_table(out: &mut impl Write, rows: &[(&str, String)]) -> std::io::Result
         writeln!(out, "  {name:<16}{value:>12}")?;
     }
     Ok(())
-}
-
-/// The demo's placement step: places `graph` on `workers` workers with the
-/// default strategy, writes each worker's tasks and the metrics, and
-/// returns the worker of every task, by node.
-pub(crate) fn demo_step(
-    out: &mut impl Write,
-    graph: &TaskGraph,
-    workers: usize,
-) -> anyhow::Result<Vec<u32>> {
-    let workers = Workers::new(workers)?;
-    let (assignment, metrics, _) = place(graph, &workers, Strategy::Auto)?;
-    for worker in 0..workers.count() {
-        let keys: Vec<String> = assignment
-            .tasks_on(worker)
-            .map(|node| graph.key(node).python_str())
-            .collect();
-        writeln!(out, "  worker {worker}: {}", keys.join(", "))?;
-    }
-    write_metrics(out, &metrics, None)?;
-    Ok(assignment.into_vec())
 }

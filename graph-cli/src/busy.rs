@@ -1,13 +1,11 @@
 //! A spinner on standard error for steps that take more than a second, shown
-//! only on a terminal, and the reading and writing of graph files under one.
+//! only on a terminal.
 
 use std::io::IsTerminal;
-use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use graph_core::{TaskGraph, json};
 use indicatif::ProgressBar;
 
 /// Shows `message` with a spinner once a second has passed, until dropped.
@@ -51,16 +49,4 @@ impl Drop for Busy {
             let _ = thread.join();
         }
     }
-}
-
-/// Reads a graph file (or standard input for `-`), with a spinner if slow.
-pub(crate) fn read_graph(path: &Path) -> anyhow::Result<TaskGraph> {
-    let _busy = Busy::start(format!("reading {}", path.display()));
-    Ok(json::read_path(path)?)
-}
-
-/// Writes a graph file (or standard output for `-`), with a spinner if slow.
-pub(crate) fn write_graph(graph: &TaskGraph, path: &Path) -> anyhow::Result<()> {
-    let _busy = Busy::start(format!("writing {}", path.display()));
-    Ok(json::write_path(graph, path)?)
 }

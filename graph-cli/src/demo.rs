@@ -1,10 +1,18 @@
-//! `taskgraph demo`: the toolkit's story, step by step, on the word-count graph
-//! of dask's optimization documentation.
+//! `taskgraph demo`: the toolkit's story, step by step, on the word-count
+//! graph of dask's optimization documentation: the graph, its optimization,
+//! a rewrite, its order, its placement, a run on all cores and one across
+//! processes, and its picture.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use graph_core::{Body, GraphStats, Key, TaskGraph, generate};
+use anyhow::{Context, bail};
+use graph_core::{Body, GraphStats, Key, Op, TaskGraph, generate};
 use graph_exec::Output;
+use graph_optimize::FuseConfig;
+use graph_order::Strategy;
+use graph_rewrite::{Pattern, RewriteReport, RewriteRule, RewriteStrategy, RuleSet};
 
 /// Arguments of `taskgraph demo`.
 #[derive(Debug, clap::Args)]
@@ -35,20 +43,20 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     writeln!(out)?;
 
     writeln!(out, "Optimized as dask's optimization docs do it:")?;
-    crate::optimize::demo_steps(&mut out)?;
+    optimize_story(&mut out)?;
     writeln!(out)?;
 
-    let graph = crate::rewrite::demo_step(&mut out, &graph)?;
+    let graph = rewrite_step(&mut out, &graph)?;
     writeln!(out)?;
 
-    let priorities = crate::order::demo_step(&mut out, &graph)?;
+    let priorities = order_step(&mut out, &graph)?;
     writeln!(out)?;
 
     writeln!(
         out,
         "Placed on 2 workers (fewest cut edges within 3% of a balanced load):"
     )?;
-    crate::assign::demo_step(&mut out, &graph, 2)?;
+    assign_step(&mut out, &graph, 2)?;
     writeln!(out)?;
 
     let keys: Vec<Key> = ["print1", "print2", "print3"]
@@ -59,7 +67,7 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         out,
         "Run on all cores with the built-in ops, asking for print1..3:"
     )?;
-    let run = crate::run::execute(&graph, &keys, 0, Some(priorities.clone()))?;
+    let run = crate::run::execute(&graph, &keys, 0, &priorities)?;
     let values = run.output.items().unwrap_or_default();
     for (key, value) in keys.iter().zip(values.iter().filter_map(Output::value)) {
         writeln!(out, "  {} = {value}", key.python_str())?;
@@ -74,14 +82,14 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         out,
         "Run across 2 worker processes (timely dataflow over loopback TCP), each task where it was placed:"
     )?;
-    crate::distributed::demo_step(&mut out, &graph, &keys)?;
+    across_step(&mut out, &graph, &keys)?;
     writeln!(out)?;
-    write_picture(&mut out, &graph, priorities)?;
+    picture_step(&mut out, &graph, priorities)?;
     Ok(())
 }
 
 /// Writes each task as `key = term`, one per line.
-pub(crate) fn write_graph(out: &mut impl Write, graph: &TaskGraph) -> std::io::Result<()> {
+fn write_graph(out: &mut impl Write, graph: &TaskGraph) -> std::io::Result<()> {
     let width = graph
         .keys()
         .map(|key| key.python_str().len())
@@ -100,34 +108,50 @@ pub(crate) fn write_graph(out: &mut impl Write, graph: &TaskGraph) -> std::io::R
     Ok(())
 }
 
-/// Draws the graph coloured by its order into `demo.svg`, or `demo.dot` when
-/// Graphviz is not installed.
-fn write_picture(
-    out: &mut impl Write,
-    graph: &TaskGraph,
-    priorities: Vec<u32>,
-) -> anyhow::Result<()> {
-    let dot = crate::viz::to_dot(graph, &crate::viz::Colours::Order(priorities))?;
-    let svg = std::path::Path::new("demo.svg");
-    match crate::viz::write(&dot, svg) {
-        Ok(()) => writeln!(
-            out,
-            "The graph, coloured by its order (dark red first), is in demo.svg."
-        )?,
-        Err(err) => {
-            crate::viz::write(&dot, std::path::Path::new("demo.dot"))?;
-            writeln!(
-                out,
-                "The graph, coloured by its order, is in demo.dot ({err:#})."
-            )?;
-        }
-    }
+/// The optimization story of dask's documentation, on its word-count graph:
+/// cull to the two outputs, inline the constants, inline the cheap `len`
+/// and `split`, fuse; the graph after each step.
+fn optimize_story(out: &mut impl Write) -> anyhow::Result<()> {
+    let graph = generate::word_count();
+    let outputs = [Key::from("print1"), Key::from("print2")];
+
+    let culled = graph_optimize::cull(&graph, &outputs)?;
+    writeln!(
+        out,
+        "cull to print1, print2: {} -> {} tasks (nothing else is needed):",
+        graph.len(),
+        culled.len()
+    )?;
+    write_changes(out, &graph, &culled)?;
+
+    let inlined = graph_optimize::inline(&culled, &[], true)?;
+    writeln!(
+        out,
+        "inline the constants (words, val1, val2) into their users; like dask, they stay:"
+    )?;
+    write_changes(out, &culled, &inlined)?;
+
+    let fast = [Op::new("len"), Op::new("split")];
+    let cheap = graph_optimize::inline_functions(&inlined, &outputs, &fast)?;
+    writeln!(
+        out,
+        "inline the cheap ops len and split: nwords is computed where it is used:"
+    )?;
+    write_changes(out, &inlined, &cheap)?;
+
+    let fused = graph_optimize::fuse(&cheap, &FuseConfig::default())?;
+    writeln!(
+        out,
+        "fuse: each count, format and print become one task, named as dask names it;\n\
+         the outputs stay as aliases, and the inlined constants, now unused, remain:"
+    )?;
+    write_changes(out, &cheap, &fused)?;
     Ok(())
 }
 
 /// Writes what a pass changed: each task that is new or has a new body as
 /// `key = term`, then the keys it removed on one line.
-pub(crate) fn write_changes(
+fn write_changes(
     out: &mut impl Write,
     before: &TaskGraph,
     after: &TaskGraph,
@@ -157,4 +181,248 @@ pub(crate) fn write_changes(
         writeln!(out, "  (removed: {})", removed.join(", "))?;
     }
     Ok(())
+}
+
+/// The rules of the demo: `identity(x) -> x` (the `print` tasks of the
+/// word-count graph are identities), `add(x, 0) -> x` and
+/// `mul(x, 2) -> add(x, x)`. Each keeps the graph's results, so the rewritten
+/// graph still runs.
+fn demo_rules() -> anyhow::Result<RuleSet> {
+    let x = || Pattern::var("x");
+    Ok(RuleSet::new([
+        RewriteRule::new(Pattern::call("identity", [x()]), x())?,
+        RewriteRule::new(Pattern::call("add", [x(), Pattern::lit(0)]), x())?,
+        RewriteRule::new(
+            Pattern::call("mul", [x(), Pattern::lit(2)]),
+            Pattern::call("add", [x(), x()]),
+        )?,
+    ]))
+}
+
+/// Applies the demo's rules bottom-up to every task of `graph`, writes the
+/// rules and each task that changed (`key: old -> new`), and returns the
+/// rewritten graph.
+fn rewrite_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<TaskGraph> {
+    let rules = demo_rules()?;
+    writeln!(out, "Rewrite rules, applied bottom-up to every task:")?;
+    for rule in rules.rules() {
+        writeln!(out, "  {rule}")?;
+    }
+    let (rewritten, report) =
+        graph_rewrite::rewrite_graph(graph, &rules, RewriteStrategy::BottomUp)?;
+    write_rewrites(out, graph, &rewritten, &report)?;
+    Ok(rewritten)
+}
+
+/// Writes each task whose body differs between `before` and `after` (same
+/// keys, same order), then the report.
+fn write_rewrites(
+    out: &mut impl Write,
+    before: &TaskGraph,
+    after: &TaskGraph,
+    report: &RewriteReport,
+) -> std::io::Result<()> {
+    let mut any = false;
+    for ((key, old), (_, new)) in before.iter().zip(after.iter()) {
+        let (Body::Term(old), Body::Term(new)) = (&old.body, &new.body) else {
+            continue;
+        };
+        if old != new {
+            writeln!(out, "  {}: {old} -> {new}", key.python_str())?;
+            any = true;
+        }
+    }
+    if !any {
+        writeln!(out, "  (no task matched)")?;
+    }
+    writeln!(out, "  {report}")
+}
+
+/// Orders `graph` with `Auto`, writes each key by priority and the max
+/// pressure against the lower bound, and returns the priorities (indexed by
+/// node) for the steps that follow.
+fn order_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<Vec<u32>> {
+    let ordered = crate::order::order_with(graph, Strategy::Auto)?;
+    writeln!(
+        out,
+        "Ordered with auto (kept {}): {} results held at most, and no order can hold fewer than {}:",
+        ordered.order.strategy().name(),
+        ordered.max_pressure,
+        ordered.lower_bound
+    )?;
+    let sequence: Vec<String> = ordered
+        .order
+        .sequence()
+        .into_iter()
+        .map(|node| graph.key(node).python_str())
+        .collect();
+    writeln!(out, "  {}", sequence.join(" > "))?;
+    Ok(ordered.order.into_priorities())
+}
+
+/// Places `graph` on `workers` workers with the default placer and writes
+/// each worker's tasks and the metrics.
+fn assign_step(out: &mut impl Write, graph: &TaskGraph, workers: usize) -> anyhow::Result<()> {
+    let workers = graph_assign::Workers::new(workers)?;
+    let (assignment, metrics, _) =
+        crate::assign::place(graph, &workers, crate::assign::Placer::Auto)?;
+    for worker in 0..workers.count() {
+        let keys: Vec<String> = assignment
+            .tasks_on(worker)
+            .map(|node| graph.key(node).python_str())
+            .collect();
+        writeln!(out, "  worker {worker}: {}", keys.join(", "))?;
+    }
+    crate::assign::write_metrics(out, &metrics, None)?;
+    Ok(())
+}
+
+/// Runs `graph` across 2 worker processes of this program (placed as
+/// `taskgraph assign --workers 2` places it) and prints the results and what
+/// crossed between the processes.
+fn across_step(out: &mut impl Write, graph: &TaskGraph, keys: &[Key]) -> anyhow::Result<()> {
+    let dir = tempfile::Builder::new()
+        .prefix("taskgraph-demo-")
+        .tempdir()
+        .context("making a private temporary directory")?;
+    let file = dir.path().join("word-count.json");
+    graph_core::json::write_path(graph, &file)?;
+    let exe = std::env::current_exe().context("finding the taskgraph executable")?;
+    let run = Command::new(exe)
+        .arg("run")
+        .arg(&file)
+        .args(["--processes", "2", "--json", "--keys"])
+        .arg(serde_json::to_string(keys)?)
+        .stdin(Stdio::null())
+        .output()
+        .context("starting taskgraph run --processes 2")?;
+    if !run.status.success() {
+        bail!("{}", String::from_utf8_lossy(&run.stderr).trim());
+    }
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout)?;
+    let results = report["results"].as_array().cloned().unwrap_or_default();
+    for (key, result) in keys.iter().zip(results) {
+        // The results are JSON strings and numbers, which a `Key` prints in
+        // Python's spelling, as the local run prints its values.
+        let value: Key = serde_json::from_value(result[1].clone())?;
+        writeln!(out, "  {} = {value}", key.python_str())?;
+    }
+    writeln!(
+        out,
+        "  {} tasks run by {} workers; {} dependencies crossed between the processes, as placed, \
+         carried by {} messages",
+        report["tasks_run"], report["workers"], report["cut_edges"], report["values_sent"]
+    )?;
+    Ok(())
+}
+
+/// Draws the graph coloured by its order into `demo.svg` (or `demo.dot`
+/// when Graphviz is not installed), never over an existing file: the first
+/// free name of `demo.svg`, `demo-2.svg`, ... is taken, and said.
+fn picture_step(
+    out: &mut impl Write,
+    graph: &TaskGraph,
+    priorities: Vec<u32>,
+) -> anyhow::Result<()> {
+    let dot = crate::viz::to_dot(graph, &crate::viz::Colours::Order(priorities))?;
+    let svg = free_name("demo", "svg");
+    match crate::viz::write(&dot, &svg) {
+        Ok(()) => writeln!(
+            out,
+            "The graph, coloured by its order (dark red first), is in {}.",
+            svg.display()
+        )?,
+        Err(err) => {
+            let dot_file = free_name("demo", "dot");
+            crate::viz::write(&dot, &dot_file)?;
+            writeln!(
+                out,
+                "The graph, coloured by its order, is in {} ({err:#}).",
+                dot_file.display()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `stem.ext` in the working directory, or `stem-2.ext`, `stem-3.ext`, ...:
+/// the first name no file has.
+fn free_name(stem: &str, ext: &str) -> PathBuf {
+    let first = PathBuf::from(format!("{stem}.{ext}"));
+    if !Path::new(&first).exists() {
+        return first;
+    }
+    (2..)
+        .map(|i| PathBuf::from(format!("{stem}-{i}.{ext}")))
+        .find(|path| !path.exists())
+        .expect("some name is free")
+}
+
+#[cfg(test)]
+mod tests {
+    use graph_core::Term;
+
+    use super::*;
+
+    #[test]
+    fn rewrite_step_rewrites_and_reports() {
+        let graph = TaskGraph::builder()
+            .task("x", Term::lit(3))
+            .task("y", Term::call("add", [Term::key("x"), Term::lit(0)]))
+            .task("z", Term::call("mul", [Term::key("y"), Term::lit(2)]))
+            .task("w", Term::call("inc", [Term::key("z")]))
+            .build()
+            .unwrap();
+        let mut out = Vec::new();
+        let rewritten = rewrite_step(&mut out, &graph).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Rewrite rules, applied bottom-up to every task:
+  identity(?x) -> ?x
+  add(?x, 0) -> ?x
+  mul(?x, 2) -> add(?x, ?x)
+  y: add(x, 0) -> x
+  z: mul(y, 2) -> add(y, y)
+  2 of 4 tasks changed (2 rewrites)
+"
+        );
+        assert_eq!(rewritten.len(), 4);
+        rewritten.topology().unwrap();
+    }
+
+    #[test]
+    fn rewrite_step_on_the_word_count_graph() {
+        let graph = generate::word_count();
+        let mut out = Vec::new();
+        let rewritten = rewrite_step(&mut out, &graph).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.ends_with(
+                "  print1: identity(format1) -> format1
+  print2: identity(format2) -> format2
+  print3: identity(format3) -> format3
+  3 of 14 tasks changed (3 rewrites)
+"
+            ),
+            "{text}"
+        );
+        assert_eq!(rewritten.len(), graph.len());
+        rewritten.topology().unwrap();
+    }
+
+    #[test]
+    fn rewrite_step_without_matches() {
+        let graph = TaskGraph::builder()
+            .task("x", Term::lit(3))
+            .build()
+            .unwrap();
+        let mut out = Vec::new();
+        let rewritten = rewrite_step(&mut out, &graph).unwrap();
+        assert!(rewritten == graph);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.ends_with("  (no task matched)\n  0 of 1 tasks changed (0 rewrites)\n"),
+            "{text}"
+        );
+    }
 }

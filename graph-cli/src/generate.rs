@@ -1,5 +1,5 @@
 //! `taskgraph generate SHAPE --tasks N [--seed S] -o OUT`: the seeded test
-//! graphs of `graph_core::testing`, for benchmarks and comparisons.
+//! graphs of `graph_core::generate`, for benchmarks and comparisons.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ fn parse_shape(name: &str) -> Result<Shape, String> {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let graph = args.shape.generate(args.tasks, args.seed);
-    crate::busy::write_graph(&graph, &args.output)?;
+    crate::graph_file::write(&graph, &args.output)?;
     if args.output.as_os_str() != "-" {
         writeln!(
             std::io::stdout(),

@@ -1,17 +1,23 @@
-//! `taskgraph`: the toolkit's command line. Each subcommand lives in its own
-//! module with its clap arguments and a `run` function.
+//! `taskgraph`: the toolkit's command line. Each subcommand lives in a module
+//! of its own with its clap arguments, its call of the libraries and its
+//! output; `supervise` and `across` run a graph across processes, and
+//! `demo` tells the whole story.
 
+mod across;
 mod assign;
 mod busy;
 mod demo;
-mod distributed;
 mod generate;
+mod graph_file;
+mod json_out;
 mod keys;
 mod optimize;
 mod order;
+mod progress;
 mod rewrite;
 mod run;
 mod stats;
+mod supervise;
 mod viz;
 
 use std::process::ExitCode;

@@ -1,12 +1,11 @@
 //! `taskgraph optimize FILE [--passes ...] [--keys JSON] ... -o OUT`: dask's
-//! graph optimizations on a taskgraph-json/1 file, and the optimization
-//! story of `taskgraph demo`.
+//! graph optimizations on a taskgraph-json/1 file.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use graph_core::{Key, Op, generate};
+use graph_core::Op;
 use graph_optimize::{FuseConfig, OptimizeConfig, Pass, Report};
 
 /// Arguments of `taskgraph optimize`.
@@ -55,13 +54,13 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let config = config(args)?;
-    let graph = crate::busy::read_graph(&args.file)?;
+    let graph = crate::graph_file::read(&args.file)?;
     // The input is not needed afterwards: its bodies move into the pipeline.
     let (optimized, report) = {
         let _busy = crate::busy::Busy::start("optimizing");
         graph_optimize::optimize_owned(graph, &config)?
     };
-    crate::busy::write_graph(&optimized.graph, &args.output)?;
+    crate::graph_file::write(&optimized, &args.output)?;
     let mut out = std::io::stdout().lock();
     write_report(&mut out, &report)?;
     Ok(())
@@ -112,54 +111,4 @@ fn write_report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
         report.tasks_after,
         report.total.as_secs_f64() * 1e3
     )
-}
-
-/// The optimization story of dask's documentation, on its word-count graph:
-/// cull to the two outputs, inline the constants, inline the cheap `len`
-/// and `split`, fuse; the graph after each step.
-pub(crate) fn demo_steps(out: &mut impl Write) -> anyhow::Result<()> {
-    let graph = generate::word_count();
-    let outputs = [Key::from("print1"), Key::from("print2")];
-
-    let culled = graph_optimize::cull(&graph, &outputs)?;
-    writeln!(
-        out,
-        "cull to print1, print2: {} -> {} tasks (nothing else is needed):",
-        graph.len(),
-        culled.graph.len()
-    )?;
-    crate::demo::write_changes(out, &graph, &culled.graph)?;
-
-    let inlined = graph_optimize::inline(&culled.graph, &[], true, Some(&culled.dependencies))?;
-    writeln!(
-        out,
-        "inline the constants (words, val1, val2) into their users; like dask, they stay:"
-    )?;
-    crate::demo::write_changes(out, &culled.graph, &inlined.graph)?;
-
-    let fast = [Op::new("len"), Op::new("split")];
-    let cheap = graph_optimize::inline_functions(
-        &inlined.graph,
-        &outputs,
-        &fast,
-        Some(&inlined.dependencies),
-    )?;
-    writeln!(
-        out,
-        "inline the cheap ops len and split: nwords is computed where it is used:"
-    )?;
-    crate::demo::write_changes(out, &inlined.graph, &cheap.graph)?;
-
-    let fused = graph_optimize::fuse(
-        &cheap.graph,
-        &FuseConfig::default(),
-        Some(&cheap.dependencies),
-    )?;
-    writeln!(
-        out,
-        "fuse: each count, format and print become one task, named as dask names it;\n\
-         the outputs stay as aliases, and the inlined constants, now unused, remain:"
-    )?;
-    crate::demo::write_changes(out, &cheap.graph, &fused.graph)?;
-    Ok(())
 }

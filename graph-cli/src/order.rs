@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use graph_core::TaskGraph;
+use graph_core::{Key, TaskGraph};
 use graph_order::{Order, OrderConfig, Strategy, lower_bound, max_pressure, order_graph};
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
 
 /// The strategies offered on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -48,14 +50,15 @@ pub(crate) struct Args {
 }
 
 /// An order with the figures that judge it.
-struct Ordered {
-    order: Order,
-    max_pressure: u32,
-    lower_bound: u32,
-    elapsed: Duration,
+pub(crate) struct Ordered {
+    pub(crate) order: Order,
+    pub(crate) max_pressure: u32,
+    pub(crate) lower_bound: u32,
+    pub(crate) elapsed: Duration,
 }
 
-fn order_with(graph: &TaskGraph, strategy: Strategy) -> anyhow::Result<Ordered> {
+/// Orders `graph` with `strategy`, timing the order alone, and measures it.
+pub(crate) fn order_with(graph: &TaskGraph, strategy: Strategy) -> anyhow::Result<Ordered> {
     let start = Instant::now();
     let order = order_graph(graph, &OrderConfig::new(strategy))?;
     let elapsed = start.elapsed();
@@ -68,18 +71,56 @@ fn order_with(graph: &TaskGraph, strategy: Strategy) -> anyhow::Result<Ordered> 
     })
 }
 
+/// `{"order": [[KEY, PRIORITY], ...], "max_pressure": N, "lower_bound": N,
+/// "strategy": "NAME"}`, entries in run order.
+#[derive(Serialize)]
+struct OrderReport<'a> {
+    order: Sequence<'a>,
+    max_pressure: u32,
+    lower_bound: u32,
+    strategy: &'a str,
+}
+
+/// Every task with its priority, in run order, streamed from the order
+/// without a copy of the keys.
+struct Sequence<'a> {
+    graph: &'a TaskGraph,
+    order: &'a Order,
+}
+
+impl Serialize for Sequence<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let sequence = self.order.sequence();
+        let mut seq = serializer.serialize_seq(Some(sequence.len()))?;
+        for node in sequence {
+            let entry: (&Key, u32) = (self.graph.key(node), self.order.priority(node));
+            seq.serialize_element(&entry)?;
+        }
+        seq.end()
+    }
+}
+
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = crate::busy::read_graph(&args.file)?;
+    let graph = crate::graph_file::read(&args.file)?;
     let ordered = {
         let _busy = crate::busy::Busy::start("ordering");
         order_with(&graph, args.strategy.strategy())?
     };
     let name = args.strategy.strategy().name();
+    let report = OrderReport {
+        order: Sequence {
+            graph: &graph,
+            order: &ordered.order,
+        },
+        max_pressure: ordered.max_pressure,
+        lower_bound: ordered.lower_bound,
+        strategy: name,
+    };
     if let Some(path) = &args.out {
         let file =
             File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
         let mut writer = BufWriter::new(file);
-        write_json(&mut writer, &graph, &ordered, name)?;
+        crate::json_out::write_spaced(&mut writer, &report, 3)?;
         writer
             .flush()
             .with_context(|| format!("{}: cannot write", path.display()))?;
@@ -87,38 +128,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json && args.out.is_none() {
         let mut writer = BufWriter::new(&mut out);
-        write_json(&mut writer, &graph, &ordered, name)?;
+        crate::json_out::write_spaced(&mut writer, &report, 3)?;
         writer.flush()?;
     } else if !args.json {
         write_summary(&mut out, &graph, &ordered, name)?;
     }
-    Ok(())
-}
-
-/// `{"order": [[KEY, PRIORITY], ...], "max_pressure": N, "lower_bound": N,
-/// "strategy": "NAME"}`, entries in run order, on one line.
-fn write_json(
-    out: &mut impl Write,
-    graph: &TaskGraph,
-    ordered: &Ordered,
-    name: &str,
-) -> anyhow::Result<()> {
-    out.write_all(b"{\"order\": [")?;
-    for (step, node) in ordered.order.sequence().into_iter().enumerate() {
-        if step > 0 {
-            out.write_all(b", ")?;
-        }
-        out.write_all(b"[")?;
-        serde_json::to_writer(&mut *out, graph.key(node))?;
-        write!(out, ", {}]", ordered.order.priority(node))?;
-    }
-    writeln!(
-        out,
-        "], \"max_pressure\": {}, \"lower_bound\": {}, \"strategy\": {}}}",
-        ordered.max_pressure,
-        ordered.lower_bound,
-        serde_json::to_string(name)?
-    )?;
     Ok(())
 }
 
@@ -146,26 +160,4 @@ fn write_summary(
         writeln!(out, "  {label:<16}{value:>20}")?;
     }
     Ok(())
-}
-
-/// The demo's ordering step: orders `graph` with `Auto`, writes each key by
-/// priority and the max pressure against the lower bound, and returns the
-/// priorities (indexed by node) for the steps that follow.
-pub(crate) fn demo_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<Vec<u32>> {
-    let ordered = order_with(graph, Strategy::Auto)?;
-    writeln!(
-        out,
-        "Ordered with auto (kept {}): {} results held at most, and no order can hold fewer than {}:",
-        ordered.order.strategy().name(),
-        ordered.max_pressure,
-        ordered.lower_bound
-    )?;
-    let sequence: Vec<String> = ordered
-        .order
-        .sequence()
-        .into_iter()
-        .map(|node| graph.key(node).python_str())
-        .collect();
-    writeln!(out, "  {}", sequence.join(" > "))?;
-    Ok(ordered.order.into_priorities())
 }

@@ -1,13 +1,12 @@
 //! `taskgraph rewrite FILE --rules RULES.json [--strategy bottom_up|top_level|fixpoint]
-//! [--max-steps N] -o OUT`, and the rewrite step of `taskgraph demo`.
+//! [--max-steps N] -o OUT`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use graph_core::{Body, TaskGraph};
-use graph_rewrite::{Pattern, RewriteReport, RewriteRule, RewriteStrategy, RuleSet};
+use graph_rewrite::RewriteStrategy;
 
 /// Arguments of `taskgraph rewrite`.
 #[derive(Debug, clap::Args)]
@@ -60,7 +59,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let strategy = args.strategy()?;
     let rules = graph_rewrite::rules_file::read_path(&args.rules)?;
     let started = Instant::now();
-    let mut graph = crate::busy::read_graph(&args.file)?;
+    let mut graph = crate::graph_file::read(&args.file)?;
     let read = started.elapsed();
 
     let started = Instant::now();
@@ -71,7 +70,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     drop(busy);
 
     let started = Instant::now();
-    crate::busy::write_graph(&graph, &args.output)?;
+    crate::graph_file::write(&graph, &args.output)?;
     let written = started.elapsed();
 
     // The summary goes to standard error when the graph goes to standard
@@ -94,129 +93,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The rules of the demo: `identity(x) -> x` (the `print` tasks of the
-/// word-count graph are identities), `add(x, 0) -> x` and
-/// `mul(x, 2) -> add(x, x)`. Each keeps the graph's results, so the rewritten
-/// graph still runs.
-fn demo_rules() -> anyhow::Result<RuleSet> {
-    let x = || Pattern::var("x");
-    Ok(RuleSet::new([
-        RewriteRule::new(Pattern::call("identity", [x()]), x())?,
-        RewriteRule::new(Pattern::call("add", [x(), Pattern::lit(0)]), x())?,
-        RewriteRule::new(
-            Pattern::call("mul", [x(), Pattern::lit(2)]),
-            Pattern::call("add", [x(), x()]),
-        )?,
-    ]))
-}
-
-/// The rewrite step of `taskgraph demo`: applies `identity(x) -> x`,
-/// `add(x, 0) -> x` and `mul(x, 2) -> add(x, x)` bottom-up to every task of
-/// `graph`, writes the rules and each task that changed (`key: old -> new`),
-/// and returns the rewritten graph.
-pub(crate) fn demo_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<TaskGraph> {
-    let rules = demo_rules()?;
-    writeln!(out, "Rewrite rules, applied bottom-up to every task:")?;
-    for rule in rules.rules() {
-        writeln!(out, "  {rule}")?;
-    }
-    let (rewritten, report) =
-        graph_rewrite::rewrite_graph(graph, &rules, RewriteStrategy::BottomUp)?;
-    write_changes(out, graph, &rewritten, &report)?;
-    Ok(rewritten)
-}
-
-/// Writes each task whose body differs between `before` and `after` (same
-/// keys, same order), then the report.
-fn write_changes(
-    out: &mut impl Write,
-    before: &TaskGraph,
-    after: &TaskGraph,
-    report: &RewriteReport,
-) -> std::io::Result<()> {
-    let mut any = false;
-    for ((key, old), (_, new)) in before.iter().zip(after.iter()) {
-        let (Body::Term(old), Body::Term(new)) = (&old.body, &new.body) else {
-            continue;
-        };
-        if old != new {
-            writeln!(out, "  {}: {old} -> {new}", key.python_str())?;
-            any = true;
-        }
-    }
-    if !any {
-        writeln!(out, "  (no task matched)")?;
-    }
-    writeln!(out, "  {report}")
-}
-
 #[cfg(test)]
 mod tests {
-    use graph_core::Term;
-
     use super::*;
-
-    #[test]
-    fn demo_step_rewrites_and_reports() {
-        let graph = TaskGraph::builder()
-            .task("x", Term::lit(3))
-            .task("y", Term::call("add", [Term::key("x"), Term::lit(0)]))
-            .task("z", Term::call("mul", [Term::key("y"), Term::lit(2)]))
-            .task("w", Term::call("inc", [Term::key("z")]))
-            .build()
-            .unwrap();
-        let mut out = Vec::new();
-        let rewritten = demo_step(&mut out, &graph).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "Rewrite rules, applied bottom-up to every task:
-  identity(?x) -> ?x
-  add(?x, 0) -> ?x
-  mul(?x, 2) -> add(?x, ?x)
-  y: add(x, 0) -> x
-  z: mul(y, 2) -> add(y, y)
-  2 of 4 tasks changed (2 rewrites)
-"
-        );
-        assert_eq!(rewritten.len(), 4);
-        rewritten.topology().unwrap();
-    }
-
-    #[test]
-    fn demo_step_on_the_word_count_graph() {
-        let graph = graph_core::generate::word_count();
-        let mut out = Vec::new();
-        let rewritten = demo_step(&mut out, &graph).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.ends_with(
-                "  print1: identity(format1) -> format1
-  print2: identity(format2) -> format2
-  print3: identity(format3) -> format3
-  3 of 14 tasks changed (3 rewrites)
-"
-            ),
-            "{text}"
-        );
-        assert_eq!(rewritten.len(), graph.len());
-        rewritten.topology().unwrap();
-    }
-
-    #[test]
-    fn demo_step_without_matches() {
-        let graph = TaskGraph::builder()
-            .task("x", Term::lit(3))
-            .build()
-            .unwrap();
-        let mut out = Vec::new();
-        let rewritten = demo_step(&mut out, &graph).unwrap();
-        assert!(rewritten == graph);
-        let text = String::from_utf8(out).unwrap();
-        assert!(
-            text.ends_with("  (no task matched)\n  0 of 1 tasks changed (0 rewrites)\n"),
-            "{text}"
-        );
-    }
 
     #[test]
     fn max_steps_needs_fixpoint() {

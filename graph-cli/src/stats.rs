@@ -16,12 +16,11 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = crate::busy::read_graph(&args.file)?;
+    let graph = crate::graph_file::read(&args.file)?;
     let stats = GraphStats::of(graph.topology()?);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer(&mut out, &stats)?;
-        writeln!(out)?;
+        crate::json_out::write_compact(&mut out, &stats)?;
     } else {
         write_table(&mut out, &stats)?;
     }

@@ -45,7 +45,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = crate::busy::read_graph(&args.file)?;
+    let graph = crate::graph_file::read(&args.file)?;
     if graph.len() > args.max_tasks {
         bail!(
             "{} has {} tasks, more than --max-tasks {}: a picture that large shows nothing. \

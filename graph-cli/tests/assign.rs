@@ -4,7 +4,7 @@
 mod common;
 
 use common::taskgraph;
-use graph_core::{json, generate};
+use graph_core::{generate, json};
 
 #[test]
 fn json_output_places_every_task_once() {

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{scratch, taskgraph};
-use graph_core::{json, generate};
+use graph_core::{generate, json};
 
 #[test]
 fn passes_report_and_write_a_runnable_graph() {

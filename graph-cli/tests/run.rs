@@ -4,7 +4,7 @@
 mod common;
 
 use common::taskgraph;
-use graph_core::{json, generate};
+use graph_core::{generate, json};
 
 const TWO_TASKS: &str = r#"{"format": "taskgraph-json/1", "tasks": [
     {"key": "a", "task": 2},

@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Stdio};
 
 use common::{scratch, taskgraph};
-use graph_core::{json, generate};
+use graph_core::{generate, json};
 
 fn tree_text() -> String {
     json::to_string(&generate::tree(16, 4)).unwrap()
