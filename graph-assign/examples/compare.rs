@@ -12,8 +12,8 @@
 use std::path::PathBuf;
 
 use graph_assign::{Metrics, Workers, assign, assign_greedy, assign_mars};
-use graph_core::json;
 use graph_core::generate::Shape;
+use graph_core::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -125,10 +125,11 @@ impl Fm {
         }
         let mut heap: BinaryHeap<ShedKey> = BinaryHeap::new();
         for node in 0..level.node_count() {
-            if over(loads, part[node]) && level.node_weights[node] > 0.0 {
-                if let Some(key) = self.shed_key(level, part, loads, limits, node) {
-                    heap.push(ShedKey(key, Reverse(node as u32)));
-                }
+            if over(loads, part[node])
+                && level.node_weights[node] > 0.0
+                && let Some(key) = self.shed_key(level, part, loads, limits, node)
+            {
+                heap.push(ShedKey(key, Reverse(node as u32)));
             }
         }
         while let Some(ShedKey(key, Reverse(node))) = heap.pop() {

@@ -160,7 +160,11 @@ pub fn imbalance(
     ))
 }
 
-fn cut(dag: &Topology, assignment: &Assignment, sizes: Option<&[u64]>) -> Result<(u64, u64), Error> {
+fn cut(
+    dag: &Topology,
+    assignment: &Assignment,
+    sizes: Option<&[u64]>,
+) -> Result<(u64, u64), Error> {
     let n_nodes = dag.node_count();
     check_len("assignment", assignment.len(), n_nodes)?;
     check_sizes(sizes, n_nodes)?;

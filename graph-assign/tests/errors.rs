@@ -140,10 +140,19 @@ fn a_graph_that_is_not_a_dag_is_refused_by_every_algorithm() {
         let assignment = Assignment::from_vec(vec![0, 1], 2).unwrap();
         let results = [
             ("assign", assign(&dag, &workers, None, None).err()),
-            ("assign_greedy", assign_greedy(&dag, &workers, None, None).err()),
-            ("assign_mars", graph_assign::assign_mars(&dag, &workers).err()),
+            (
+                "assign_greedy",
+                assign_greedy(&dag, &workers, None, None).err(),
+            ),
+            (
+                "assign_mars",
+                graph_assign::assign_mars(&dag, &workers).err(),
+            ),
             ("edge_cut", edge_cut(&dag, &assignment).err()),
-            ("shuffle_reducers", graph_assign::shuffle_reducers(&dag).err()),
+            (
+                "shuffle_reducers",
+                graph_assign::shuffle_reducers(&dag).err(),
+            ),
             (
                 "Metrics::of",
                 Metrics::of(&dag, &workers, &assignment, None, None).err(),

@@ -2,7 +2,7 @@
 
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{AllocProfiler, Bencher, black_box};
-use graph_core::{json, generate};
+use graph_core::{generate, json};
 
 #[global_allocator]
 static ALLOC: AllocProfiler = AllocProfiler::system();

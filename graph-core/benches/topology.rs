@@ -2,8 +2,8 @@
 
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher, black_box};
-use graph_core::generate::Rng;
 use graph_core::generate;
+use graph_core::generate::Rng;
 use graph_core::{Dag, Topology};
 
 #[global_allocator]

@@ -265,7 +265,11 @@ impl fmt::Display for CycleNote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.len > Path::<()>::SHOWN + 1 {
             let n = self.len - 1;
-            write!(f, "(a cycle of {n} {}s, each depending on the next)", self.noun)
+            write!(
+                f,
+                "(a cycle of {n} {}s, each depending on the next)",
+                self.noun
+            )
         } else if self.noun == "task" {
             f.write_str("(each task depends on the next)")
         } else {

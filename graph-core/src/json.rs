@@ -353,7 +353,7 @@ impl Context {
             return Err(self.fail(Problem::TooDeep { limit: MAX_NESTING }));
         }
         self.depth.set(depth);
-        let value = if depth % GROW_EVERY == 0 {
+        let value = if depth.is_multiple_of(GROW_EVERY) {
             stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, read)
         } else {
             read()

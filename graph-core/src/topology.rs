@@ -264,12 +264,10 @@ impl Topology {
         let mut needed = vec![false; node_count];
         let mut stack = Vec::with_capacity(nodes.len());
         for &node in nodes {
-            let slot = needed
-                .get_mut(node.index())
-                .ok_or(Error::NodeOutOfRange {
-                    node: node.index(),
-                    node_count,
-                })?;
+            let slot = needed.get_mut(node.index()).ok_or(Error::NodeOutOfRange {
+                node: node.index(),
+                node_count,
+            })?;
             if !*slot {
                 *slot = true;
                 stack.push(node);

@@ -222,7 +222,9 @@ fn a_long_cycle_is_shortened_to_one_line() {
         .collect();
     check(
         &doc(&tasks.join(", ")),
-        expect!["cycle: 't0' -> 't99' -> 't98' -> 't97' -> ... 93 more ... -> 't3' -> 't2' -> 't1' -> 't0' (a cycle of 100 tasks, each depending on the next)"],
+        expect![
+            "cycle: 't0' -> 't99' -> 't98' -> 't97' -> ... 93 more ... -> 't3' -> 't2' -> 't1' -> 't0' (a cycle of 100 tasks, each depending on the next)"
+        ],
     );
 }
 

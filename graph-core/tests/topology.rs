@@ -1,8 +1,8 @@
 //! `Topology`: CSR in both directions, repeats merged, cycles (self-edges
 //! included) and bad edges reported, any `Dag` checked; `GraphStats` over it.
 
-use graph_core::generate::Shape;
 use graph_core::generate;
+use graph_core::generate::Shape;
 use graph_core::{Dag, Error, GraphStats, NodeId, Topology};
 
 fn ids(indices: &[usize]) -> Vec<NodeId> {
@@ -12,9 +12,15 @@ fn ids(indices: &[usize]) -> Vec<NodeId> {
 #[test]
 fn a_self_edge_is_a_cycle() {
     let err = Topology::from_edges(3, [(0, 2), (1, 1)]).unwrap_err();
-    assert!(matches!(&err, Error::NodeCycle { nodes } if nodes == &ids(&[1, 1])), "{err}");
+    assert!(
+        matches!(&err, Error::NodeCycle { nodes } if nodes == &ids(&[1, 1])),
+        "{err}"
+    );
     let err = Topology::from_dependency_rows(vec![0, 0, 1], vec![1]).unwrap_err();
-    assert_eq!(err.to_string(), "cycle through nodes 1 -> 1 (each depends on the next)");
+    assert_eq!(
+        err.to_string(),
+        "cycle through nodes 1 -> 1 (each depends on the next)"
+    );
 }
 
 #[test]
@@ -38,16 +44,28 @@ fn checks_a_users_dag_once() {
     assert_eq!(checked.dependents(NodeId::new(0)), ids(&[1, 2]));
     assert_eq!(checked.edge_count(), 3);
     let cyclic = Rows(vec![ids(&[1]), ids(&[0])]);
-    assert!(matches!(Topology::checked(&cyclic), Err(Error::NodeCycle { .. })));
+    assert!(matches!(
+        Topology::checked(&cyclic),
+        Err(Error::NodeCycle { .. })
+    ));
     let itself = Rows(vec![ids(&[0])]);
-    assert!(matches!(Topology::checked(&itself), Err(Error::NodeCycle { .. })));
+    assert!(matches!(
+        Topology::checked(&itself),
+        Err(Error::NodeCycle { .. })
+    ));
     let outside = Rows(vec![ids(&[7])]);
     assert!(matches!(
         Topology::checked(&outside),
-        Err(Error::NodeOutOfRange { node: 7, node_count: 1 })
+        Err(Error::NodeOutOfRange {
+            node: 7,
+            node_count: 1
+        })
     ));
     let topology = Topology::from_edges(2, [(0, 1)]).unwrap();
-    assert!(matches!(Topology::checked(&topology).unwrap(), std::borrow::Cow::Borrowed(_)));
+    assert!(matches!(
+        Topology::checked(&topology).unwrap(),
+        std::borrow::Cow::Borrowed(_)
+    ));
 }
 
 #[test]
@@ -260,11 +278,17 @@ fn references_keep_repeats_in_preorder() {
         .task("b", Term::lit(2))
         .task(
             "c",
-            Term::call("f", [Term::key("b"), Term::list([Term::key("a"), Term::key("b")])]),
+            Term::call(
+                "f",
+                [Term::key("b"), Term::list([Term::key("a"), Term::key("b")])],
+            ),
         )
         .build()
         .unwrap();
     let references = graph.references().unwrap();
     assert_eq!(references.get(NodeId::new(2)), ids(&[1, 0, 1]));
-    assert_eq!(graph.topology().unwrap().dependencies(NodeId::new(2)), ids(&[1, 0]));
+    assert_eq!(
+        graph.topology().unwrap().dependencies(NodeId::new(2)),
+        ids(&[1, 0])
+    );
 }

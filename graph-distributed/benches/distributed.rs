@@ -66,9 +66,7 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
             let (graph, job) = (Arc::clone(graph), job.clone());
             thread::spawn(move || {
                 run(graph, job, &cluster, |graph, _| {
-                    Ok(Box::new(Count(
-                        graph.topology()?,
-                    )))
+                    Ok(Box::new(Count(graph.topology()?)))
                 })
                 .unwrap()
                 .map_or(0, |outcome| outcome.tasks_run())

@@ -418,7 +418,10 @@ mod tests {
     #[test]
     fn hostfile_lines_without_a_port_are_named() {
         let (line, problem) = parse_hostfile("a:1\nb\n").unwrap_err();
-        assert_eq!((line, problem.to_string()), (2, "`b` is not host:port".to_string()));
+        assert_eq!(
+            (line, problem.to_string()),
+            (2, "`b` is not host:port".to_string())
+        );
         let (line, problem) = parse_hostfile("a:99999\n").unwrap_err();
         assert_eq!(
             (line, problem.to_string()),

@@ -197,7 +197,9 @@ pub enum HandshakeProblem {
         process: u64,
     },
     /// The other side runs another job or graph.
-    #[error("process {process} runs a different job or graph (fingerprint {theirs:016x}, this process {ours:016x})")]
+    #[error(
+        "process {process} runs a different job or graph (fingerprint {theirs:016x}, this process {ours:016x})"
+    )]
     DifferentJob {
         /// Its index.
         process: u64,

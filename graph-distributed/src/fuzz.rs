@@ -32,7 +32,9 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
         .node_ids()
         .filter(|&node| topology.dependents(node).is_empty() || draw(4) == 0)
         .collect();
-    let needed = topology.needed_by(&outputs).expect("the outputs are nodes of the graph");
+    let needed = topology
+        .needed_by(&outputs)
+        .expect("the outputs are nodes of the graph");
     let needed_nodes: Vec<NodeId> = topology.node_ids().filter(|n| needed[n.index()]).collect();
     let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
 

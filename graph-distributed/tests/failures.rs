@@ -148,8 +148,13 @@ fn processes_running_different_jobs_do_not_connect() {
     for handle in handles {
         let err = handle.join().unwrap().unwrap_err();
         assert!(
-            matches!(&err, Error::Handshake { problem: HandshakeProblem::DifferentJob { .. }, .. })
-                || matches!(&err, Error::Handshake { .. } | Error::ConnectTimeout { .. }),
+            matches!(
+                &err,
+                Error::Handshake {
+                    problem: HandshakeProblem::DifferentJob { .. },
+                    ..
+                }
+            ) || matches!(&err, Error::Handshake { .. } | Error::ConnectTimeout { .. }),
             "{err}"
         );
     }

@@ -215,7 +215,11 @@ impl LocalExecutor {
             }),
             wake: Condvar::new(),
             slots: (0..graph.len()).map(|_| Mutex::new(None)).collect(),
-            batch: if n_threads == 1 { 1 } else { BATCH.min(window.unwrap_or(BATCH) / n_threads).max(1) },
+            batch: if n_threads == 1 {
+                1
+            } else {
+                BATCH.min(window.unwrap_or(BATCH) / n_threads).max(1)
+            },
             callbacks: options.callbacks,
             cancel: options.cancel.clone(),
         };
@@ -234,7 +238,10 @@ impl LocalExecutor {
             );
             tallies
         });
-        let state = shared.state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let state = shared
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(callbacks) = options.callbacks {
             callbacks.finish(state.error.is_some());
         }
@@ -360,7 +367,10 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         unreachable!("a checked schedule always has a ready task");
                     }
                     state.idle += 1;
-                    state = self.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+                    state = self
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
                     state.idle -= 1;
                 }
                 if state.idle > 0 && state.scheduler.has_next() {
@@ -373,21 +383,26 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                 }
             }
             for node in taken.drain(..) {
-                if node.index() < self.slots.len() {
-                    if let Err(error) = self.run_task(node, &mut stack, &mut times) {
-                        let mut state = lock(&self.state);
-                        state.error.get_or_insert(error);
-                        state.stop = true;
-                        self.wake.notify_all();
-                        return times;
-                    }
+                if node.index() < self.slots.len()
+                    && let Err(error) = self.run_task(node, &mut stack, &mut times)
+                {
+                    let mut state = lock(&self.state);
+                    state.error.get_or_insert(error);
+                    state.stop = true;
+                    self.wake.notify_all();
+                    return times;
                 }
                 done.push(node);
             }
         }
     }
 
-    fn run_task(&self, node: NodeId, stack: &mut Vec<T>, times: &mut [OpTime]) -> Result<(), Error> {
+    fn run_task(
+        &self,
+        node: NodeId,
+        stack: &mut Vec<T>,
+        times: &mut [OpTime],
+    ) -> Result<(), Error> {
         let i = node.index();
         let key = self.plan.graph.key(node);
         if let Some(callbacks) = self.callbacks {

@@ -327,11 +327,11 @@ impl<T: TaskValue> Compiler<'_, T> {
     /// task's dependencies in order, so a new one is the next dependency, and
     /// a repeat is one seen before.
     fn resolve(&mut self, target: &Key) -> NodeId {
-        if let Some(&next) = self.deps.get(self.next_dep) {
-            if self.graph.key(next) == target {
-                self.next_dep += 1;
-                return next;
-            }
+        if let Some(&next) = self.deps.get(self.next_dep)
+            && self.graph.key(next) == target
+        {
+            self.next_dep += 1;
+            return next;
         }
         self.deps[..self.next_dep]
             .iter()

@@ -327,10 +327,10 @@ fn auto(topology: &Topology, tie: &[u32], is_data: &[bool]) -> (Vec<u32>, Strate
     // On small graphs, search for a strictly better order, up to the bound.
     if topology.node_count() <= exact::MAX_NODES {
         let lower = tree::lower_bound(topology);
-        if lower < best.0 {
-            if let Some(better) = exact::exact(topology, lower, best.0) {
-                return (better, Strategy::Exhaustive);
-            }
+        if lower < best.0
+            && let Some(better) = exact::exact(topology, lower, best.0)
+        {
+            return (better, Strategy::Exhaustive);
         }
     }
     (best.1, best.2)

@@ -219,13 +219,13 @@ fn rewrite_in_place(
     let changes = changes(graph, rules, strategy, parallel)?;
     let report = changes.report(strategy);
     let replaced = put_in_place(graph, changes.list);
-    if changes.gained_ref {
-        if let Err(err) = graph.topology() {
-            for (node, old) in replaced {
-                graph.task_mut(node).body = old;
-            }
-            return Err(Error::Graph(err));
+    if changes.gained_ref
+        && let Err(err) = graph.topology()
+    {
+        for (node, old) in replaced {
+            graph.task_mut(node).body = old;
         }
+        return Err(Error::Graph(err));
     }
     drop_all(replaced, parallel);
     Ok(report)

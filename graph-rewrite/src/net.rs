@@ -503,10 +503,10 @@ impl RuleSet {
                     // if its repeated variables agree.
                     for &rule_idx in &self.nodes[node as usize].rules {
                         let rule = &self.rules[rule_idx as usize];
-                        if bind_slots(rule, bound, slots) {
-                            if let ControlFlow::Break(found) = visit(rule_idx, slots) {
-                                return Some(found);
-                            }
+                        if bind_slots(rule, bound, slots)
+                            && let ControlFlow::Break(found) = visit(rule_idx, slots)
+                        {
+                            return Some(found);
                         }
                     }
                 }

@@ -131,10 +131,10 @@ pub(crate) enum Template {
 
 impl Template {
     fn compile(pattern: &Pattern, slots: &[Box<str>]) -> Result<Template, Box<str>> {
-        if pattern.is_ground() {
-            if let Some(term) = pattern.to_term() {
-                return Ok(Template::Ground(term));
-            }
+        if pattern.is_ground()
+            && let Some(term) = pattern.to_term()
+        {
+            return Ok(Template::Ground(term));
         }
         Ok(match pattern {
             Pattern::Var(name) => match slots.iter().position(|slot| slot == name) {

@@ -20,7 +20,11 @@ pub fn run_exec(
     let outputs = job.outputs().to_vec();
     run(Arc::clone(graph), job, cluster, move |graph, _worker| {
         let request = Request::list(outputs.iter().map(|&n| graph.key(n).clone()));
-        Ok(Box::new(CompiledGraph::new(graph, &OpRegistry::builtins(), &request)?))
+        Ok(Box::new(CompiledGraph::new(
+            graph,
+            &OpRegistry::builtins(),
+            &request,
+        )?))
     })
 }
 
