@@ -35,7 +35,10 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         }
     };
     let priorities = crate::run::priorities_for(&graph)?;
-    let job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities);
+    let mut job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities);
+    if let Some(bytes) = args.memory_limit {
+        job = job.with_memory_limit(bytes);
+    }
     let started = Instant::now();
     let request = Request::list(keys.iter().cloned());
     let outcome = graph_distributed::run(Arc::clone(&graph), job, &cluster, move |graph, _| {
@@ -79,6 +82,13 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             transfer_bytes: outcome.transfer_bytes(),
             values_sent: outcome.values_sent(),
         }),
+        peak_bytes: outcome
+            .workers
+            .iter()
+            .map(|w| w.peak_bytes)
+            .max()
+            .unwrap_or(0),
+        spilled_bytes: outcome.workers.iter().map(|w| w.spilled_bytes).sum(),
     }
     .print(args.json)
 }

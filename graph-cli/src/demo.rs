@@ -67,7 +67,7 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         out,
         "Run on all cores with the built-in ops, asking for print1..3:"
     )?;
-    let run = crate::run::execute(&graph, &keys, 0, &priorities)?;
+    let run = crate::run::execute(&graph, &keys, 0, &priorities, None)?;
     let values = run.output.items().unwrap_or_default();
     for (key, value) in keys.iter().zip(values.iter().filter_map(Output::value)) {
         writeln!(out, "  {} = {value}", key.python_str())?;

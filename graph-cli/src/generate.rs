@@ -19,6 +19,11 @@ pub(crate) struct Args {
     /// The seed (used by `random`).
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Make a graph for testing memory: every task but the leaves computes
+    /// a value of B bytes (the built-in op `blob`), the leaves a checksum of
+    /// their inputs, and every task carries `"size": B`.
+    #[arg(long, value_name = "B", value_parser = crate::run::parse_size)]
+    value_bytes: Option<u64>,
     /// Where to write the graph (`.gz` compresses; `-` is standard output).
     #[arg(short, long)]
     output: PathBuf,
@@ -38,7 +43,10 @@ fn parse_shape(name: &str) -> Result<Shape, String> {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = args.shape.generate(args.tasks, args.seed);
+    let mut graph = args.shape.generate(args.tasks, args.seed);
+    if let Some(bytes) = args.value_bytes {
+        graph = graph_core::generate::with_value_bytes(&graph, bytes);
+    }
     crate::graph_file::write(&graph, &args.output)?;
     if args.output.as_os_str() != "-" {
         writeln!(

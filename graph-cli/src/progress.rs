@@ -38,7 +38,7 @@ impl Callbacks for Progress {
     fn posttask(&self, _key: &Key) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         // Looking at the clock costs more than counting: every 4096 tasks.
-        if done % 4096 != 0 {
+        if !done.is_multiple_of(4096) {
             return;
         }
         if let Some(bar) = self.bar.get() {

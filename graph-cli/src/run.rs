@@ -46,6 +46,47 @@ pub(crate) struct Args {
     /// Across processes, how many seconds to wait for the others to connect.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub(crate) connect_timeout: f64,
+    /// Hold at most SIZE bytes of results in memory (per process across
+    /// processes): plain bytes or with a unit, KB, MB, GB (powers of 1000)
+    /// or KiB, MiB, GiB (powers of 1024), e.g. 128MB. Tasks wait for room,
+    /// and results the order needs latest go to a private temporary
+    /// directory until they are read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) memory_limit: Option<u64>,
+}
+
+/// A size in bytes: a number, and optionally a unit (KB, MB, GB, KiB, MiB,
+/// GiB; any case; a space before it allowed).
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?}: write bytes, or KB, MB, GB, KiB, MiB, GiB"
+            ));
+        }
+    };
+    let value: f64 = number.parse().map_err(|_| {
+        format!("{text:?} is not a size: write bytes, or a number with KB, MB, GB, KiB, MiB, GiB")
+    })?;
+    let bytes = value * factor as f64;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!(
+            "{text:?}: a size must be at least 1 byte and below 2^64"
+        ));
+    }
+    Ok(bytes as u64)
 }
 
 impl Args {
@@ -59,8 +100,9 @@ impl Args {
 }
 
 /// `{"results": [[KEY, VALUE], ...], "tasks_run": N, "peak_held": N,
-/// "seconds": S}`, and across processes also `"processes"`, `"workers"`,
-/// `"cut_edges"`, `"transfer_bytes"` and `"values_sent"`.
+/// "seconds": S}`, across processes also `"processes"`, `"workers"`,
+/// `"cut_edges"`, `"transfer_bytes"` and `"values_sent"`, and then
+/// `"peak_bytes"` and `"spilled_bytes"`.
 #[derive(Serialize)]
 pub(crate) struct RunReport<'a> {
     pub(crate) results: Vec<(&'a Key, &'a Dynamic)>,
@@ -69,6 +111,11 @@ pub(crate) struct RunReport<'a> {
     pub(crate) seconds: f64,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) across: Option<Across>,
+    /// The most bytes of intermediate results in memory at once (by a
+    /// worker, across processes).
+    pub(crate) peak_bytes: u64,
+    /// The bytes of results written to disk under `--memory-limit`.
+    pub(crate) spilled_bytes: u64,
 }
 
 /// What a run across processes adds to the report.
@@ -93,6 +140,13 @@ impl RunReport<'_> {
             writeln!(out, "{key} = {value}")?;
         }
         let (tasks_run, peak_held, seconds) = (self.tasks_run, self.peak_held, self.seconds);
+        if self.spilled_bytes > 0 {
+            writeln!(
+                out,
+                "{} bytes of results were spilled to disk to stay within the memory limit",
+                self.spilled_bytes
+            )?;
+        }
         match &self.across {
             None => writeln!(
                 out,
@@ -132,7 +186,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         priorities_for(&graph)?
     };
     let started = Instant::now();
-    let run = execute(&graph, &keys, args.threads, &priorities)?;
+    let run = execute(&graph, &keys, args.threads, &priorities, args.memory_limit)?;
     let seconds = started.elapsed().as_secs_f64();
     let values = run
         .output
@@ -146,6 +200,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         peak_held: run.stats.peak_held,
         seconds,
         across: None,
+        peak_bytes: run.stats.peak_bytes,
+        spilled_bytes: run.stats.spilled_bytes,
     }
     .print(args.json)
 }
@@ -158,18 +214,21 @@ pub(crate) fn priorities_for(graph: &TaskGraph) -> anyhow::Result<Vec<u32>> {
 }
 
 /// Runs `keys` on `threads` threads (0: all cores) with the built-in ops,
-/// showing a progress bar on a terminal once the run takes over a second.
+/// within `memory_limit` bytes if given, showing a progress bar on a
+/// terminal once the run takes over a second.
 pub(crate) fn execute(
     graph: &TaskGraph,
     keys: &[Key],
     threads: usize,
     priorities: &[u32],
+    memory_limit: Option<u64>,
 ) -> anyhow::Result<Run<Dynamic>> {
     let request = Request::list(keys.iter().cloned());
     let progress = Progress::default();
     let options = RunOptions {
         priorities: Some(priorities),
         callbacks: Some(&progress),
+        memory_limit,
         ..RunOptions::default()
     };
     let run = LocalExecutor::with_threads(threads).run(
@@ -180,4 +239,21 @@ pub(crate) fn execute(
     );
     progress.finish();
     Ok(run?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_in_bytes_and_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("128MB"), Ok(128_000_000));
+        assert_eq!(parse_size("128 MiB"), Ok(128 << 20));
+        assert_eq!(parse_size("1.5gb"), Ok(1_500_000_000));
+        assert_eq!(parse_size("2KiB"), Ok(2048));
+        for bad in ["", "0", "-1MB", "NaN", "inf", "12 parsecs", "1e400", "MB"] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -74,6 +74,9 @@ fn spawn(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<Worker>
     if let Some(assignment) = &args.assignment {
         command.arg("--assignment").arg(assignment);
     }
+    if let Some(bytes) = args.memory_limit {
+        command.args(["--memory-limit", &bytes.to_string()]);
+    }
     if args.json {
         command.arg("--json");
     }

@@ -17,7 +17,7 @@
 //! }
 //! ```
 
-use crate::{Key, TaskGraph, Term};
+use crate::{Dag, Key, TaskGraph, Term};
 
 /// A small, fast, seeded pseudo-random generator (SplitMix64): the same seed
 /// gives the same graphs on every machine.
@@ -481,4 +481,59 @@ impl Shape {
             }
         }
     }
+}
+
+/// `graph` turned into a graph for testing memory: every task that some
+/// task reads becomes `blob(bytes, i, inputs...)`, a string of `bytes` bytes
+/// that depends on its position `i` and on each of its inputs, and every
+/// leaf becomes `checksum(inputs...)`, a small integer that depends on all
+/// it reads; every task carries `"size": bytes`. The shape, and so the
+/// order and the pressure, stay those of `graph`; only the values grow.
+///
+/// `blob` and `checksum` are built-in ops of `graph-exec`.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Dag, generate};
+///
+/// let graph = generate::with_value_bytes(&generate::chain(3), 1024);
+/// let body = |i| graph.task(graph_core::NodeId::new(i)).body.term().unwrap().to_string();
+/// assert_eq!(body(0), "blob(1024, 0)");
+/// assert_eq!(body(1), "blob(1024, 1, ('chain', 0))");
+/// assert_eq!(body(2), "checksum(('chain', 1))");
+/// assert_eq!(graph.task(graph_core::NodeId::new(2)).size, Some(1024));
+/// ```
+///
+/// # Panics
+///
+/// If `graph` is not a valid graph (its topology fails); the generators'
+/// graphs always are.
+pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> TaskGraph {
+    let topology = graph.topology().expect("a generated graph is valid");
+    let mut out = TaskGraph::with_capacity(graph.len());
+    for (i, key) in graph.keys().enumerate() {
+        let node = crate::NodeId::new(i);
+        let inputs = topology
+            .dependencies(node)
+            .iter()
+            .map(|&dep| Term::Ref(graph.key(dep).clone()));
+        let term = if topology.dependents(node).is_empty() {
+            Term::call("checksum", inputs)
+        } else {
+            let head = [
+                Term::lit(i64::try_from(bytes).unwrap_or(i64::MAX)),
+                Term::lit(i as i64),
+            ];
+            Term::call("blob", head.into_iter().chain(inputs))
+        };
+        let task = crate::Task {
+            body: crate::Body::Term(term),
+            size: Some(bytes),
+            cost: None,
+        };
+        out.insert_task(key.clone(), task)
+            .expect("the keys of a graph are distinct");
+    }
+    out
 }

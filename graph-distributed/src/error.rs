@@ -125,6 +125,34 @@ pub enum Error {
         /// The worker that ran it.
         worker: usize,
     },
+    /// A result (or a task's inputs with its result) larger than a worker's
+    /// share of the memory limit.
+    #[error(
+        "task {key} on worker {worker}: {} {bytes} bytes, more than the worker's memory limit of {limit} bytes",
+        if *with_inputs { "its inputs and result take" } else { "its result takes" }
+    )]
+    TooLarge {
+        /// The task.
+        key: Key,
+        /// The worker.
+        worker: usize,
+        /// The bytes that do not fit.
+        bytes: u64,
+        /// The worker's limit.
+        limit: u64,
+        /// Whether the task's inputs count in `bytes`.
+        with_inputs: bool,
+    },
+    /// A result could not be written to disk under a memory limit.
+    #[error("task {key} on worker {worker}: its result could not be spilled to disk: {message}")]
+    Spill {
+        /// The task.
+        key: Key,
+        /// The worker.
+        worker: usize,
+        /// Why not.
+        message: String,
+    },
     /// Another process went away (it died, or its connection broke) before
     /// the run finished.
     #[error("lost a process of the run: {detail}")]

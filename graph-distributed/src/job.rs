@@ -34,6 +34,7 @@ pub struct Job {
     outputs: Vec<NodeId>,
     placement: Vec<u32>,
     priorities: Option<Vec<u32>>,
+    memory_limit: Option<u64>,
 }
 
 impl Job {
@@ -50,7 +51,24 @@ impl Job {
             outputs: distinct,
             placement,
             priorities: None,
+            memory_limit: None,
         }
+    }
+
+    /// Holds at most `bytes` of results in memory in each process, shared
+    /// evenly by its workers: a worker's tasks whose results would not fit
+    /// wait while others run, and where none fits, the results it needs
+    /// latest go to a private temporary directory and come back when read
+    /// (serialized with bincode). A result alone larger than a worker's
+    /// share ends the run. Sizes come from [`Runner::bytes`](crate::Runner::bytes).
+    pub fn with_memory_limit(mut self, bytes: u64) -> Job {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// The memory limit of each process, if any.
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.memory_limit
     }
 
     /// Runs the ready tasks of each worker lowest `priorities[node]` first

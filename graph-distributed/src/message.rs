@@ -38,4 +38,19 @@ pub(crate) enum Abort {
     },
     /// A worker could not build its runner.
     Runner { worker: u32, message: String },
+    /// A result, or a task's inputs and result, does not fit the memory
+    /// limit.
+    Memory {
+        node: u32,
+        worker: u32,
+        bytes: u64,
+        limit: u64,
+        with_inputs: bool,
+    },
+    /// A result could not be written to disk.
+    Spill {
+        node: u32,
+        worker: u32,
+        message: String,
+    },
 }

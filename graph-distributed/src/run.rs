@@ -82,6 +82,10 @@ pub struct WorkerStats {
     pub outputs_sent: usize,
     /// The most results it held at once for its own tasks.
     pub peak_held: usize,
+    /// The most bytes of results it held in memory at once.
+    pub peak_bytes: u64,
+    /// The bytes of results it wrote to disk under the memory limit.
+    pub spilled_bytes: u64,
 }
 
 /// Runs `job` on `graph` across the workers of `cluster`, each task on the
@@ -184,9 +188,18 @@ where
         Some(priorities) => priorities.to_vec(),
         None => (0..graph.len() as u32).collect(),
     };
+    let worker_memory_limit = job
+        .memory_limit()
+        .map(|bytes| bytes / cluster.threads() as u64);
+    let expected_bytes = match worker_memory_limit {
+        Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
+        None => Vec::new(),
+    };
     let shared = Arc::new(Shared {
         graph,
         job,
+        worker_memory_limit,
+        expected_bytes,
         needed,
         first_worker,
         mine,
@@ -243,6 +256,11 @@ where
 struct Shared<V> {
     graph: Arc<TaskGraph>,
     job: Job,
+    /// Each worker's share of the job's memory limit.
+    worker_memory_limit: Option<u64>,
+    /// Per task, the size of its result when the graph says (under a
+    /// memory limit only).
+    expected_bytes: Vec<Option<u64>>,
     /// Per node: whether the outputs need it.
     needed: Vec<bool>,
     /// The index of this process's first worker.
@@ -339,7 +357,7 @@ fn work<V: timely::ExchangeData + Clone>(
     loop {
         let delivered = std::mem::take(&mut *inbox.borrow_mut());
         for message in delivered {
-            state.receive(message);
+            state.receive(message, runner.as_deref(), input.as_mut());
         }
         if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
             state.run_ready(&mut **runner, handle);
@@ -387,9 +405,14 @@ struct State<'s, V> {
     me: u32,
     peers: u32,
     /// Per node: its result, while a task of this worker still reads it.
-    values: Vec<Option<V>>,
+    values: Vec<Slot<V>>,
     /// Results the scheduler freed, to drop.
     freed: Vec<NodeId>,
+    /// Results the scheduler chose to spill, to write to disk.
+    spill: Vec<NodeId>,
+    /// This worker's private directory of spilled results, made on the
+    /// first spill and removed with them when the worker ends.
+    spill_dir: Option<tempfile::TempDir>,
     /// Per worker: the last node sent to it (plus one), so that a result goes
     /// once to each worker however many of its tasks read it.
     sent_to: Vec<u32>,
@@ -416,6 +439,8 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             mine: Some(&shared.mine[me - shared.first_worker]),
             ranks: &shared.ranks,
             window: None,
+            memory_limit: shared.worker_memory_limit,
+            expected_bytes: &shared.expected_bytes,
         });
         let mut state = State {
             shared,
@@ -423,8 +448,10 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             scheduler,
             me: me as u32,
             peers: peers as u32,
-            values: (0..n).map(|_| None).collect(),
+            values: (0..n).map(|_| Slot::Empty).collect(),
             freed: Vec::new(),
+            spill: Vec::new(),
+            spill_dir: None,
             sent_to: vec![0; peers],
             outputs: Vec::new(),
             output_slot: Vec::new(),
@@ -458,17 +485,28 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     }
 
     /// Takes in a message: a result for this worker's tasks, a stop, or (at
-    /// worker 0) a requested result or another worker's counters.
-    fn receive(&mut self, message: Message<V>) {
+    /// worker 0) a requested result or another worker's counters. The
+    /// runner, where there is one, tells a result's size.
+    fn receive(
+        &mut self,
+        message: Message<V>,
+        runner: Option<&dyn Runner<Value = V>>,
+        input: Option<&mut Outbox<V>>,
+    ) {
         match message.body {
-            // After a stop, results are dropped: nothing runs any more.
+            // After a stop, results are dropped: nothing runs any more. A
+            // worker that has closed its input has no task left to read one.
             Body::Value { node, value } => {
-                if self.abort.is_none() {
+                if let Some(input) = input
+                    && self.abort.is_none()
+                {
                     let node = NodeId::from_u32(node);
+                    let bytes = runner.map_or(0, |runner| runner.bytes(node, &value));
                     if self.scheduler.reads(node) {
-                        self.values[node.index()] = Some(value);
+                        self.values[node.index()] = Slot::Value(value);
                     }
-                    self.scheduler.arrived(node, 0);
+                    let arrived = self.scheduler.arrived(node, bytes, &mut self.spill);
+                    self.settle(arrived, input);
                 }
             }
             Body::Abort(abort) => {
@@ -492,7 +530,8 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         let started = Instant::now();
         let mut ran = 0;
         while self.abort.is_none() {
-            let Some(node) = self.scheduler.start_next() else {
+            let next = self.scheduler.start_next(&mut self.spill);
+            let Some(node) = self.settle(next, input).flatten() else {
                 break;
             };
             self.run_task(node, runner, input);
@@ -509,9 +548,11 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         runner: &mut dyn Runner<Value = V>,
         input: &mut Outbox<V>,
     ) {
-        let values = &self.values;
+        let (values, spill_dir) = (&mut self.values, &self.spill_dir);
         let result = catch_unwind(AssertUnwindSafe(|| {
-            runner.run(node, &mut |dep: NodeId| values[dep.index()].clone())
+            runner.run(node, &mut |dep: NodeId| {
+                load(&mut values[dep.index()], spill_dir.as_ref(), dep)
+            })
         }))
         .unwrap_or_else(|payload| Err(TaskFailure::panic(None, &*payload)));
         let value = match result {
@@ -541,13 +582,83 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 },
             });
         }
+        let bytes = runner.bytes(node, &value);
         if self.scheduler.reads(node) {
-            self.values[node.index()] = Some(value);
+            self.values[node.index()] = Slot::Value(value);
         }
-        self.scheduler.finished(node, 0, &mut self.freed);
+        let finished = self
+            .scheduler
+            .finished(node, bytes, &mut self.freed, &mut self.spill);
         for freed in self.freed.drain(..) {
-            self.values[freed.index()] = None;
+            if matches!(
+                std::mem::replace(&mut self.values[freed.index()], Slot::Empty),
+                Slot::Spilled
+            ) && let Some(dir) = &self.spill_dir
+            {
+                let _ = std::fs::remove_file(spill_path(dir, freed));
+            }
         }
+        self.settle(finished, input);
+    }
+
+    /// Carries out what the scheduler decided: writes the results it chose
+    /// to spill to disk; a result or task too large for the memory limit,
+    /// or a disk that fails, stops the run. Gives back the scheduler's
+    /// answer, or `None` once the run stops.
+    fn settle<T>(
+        &mut self,
+        decided: Result<T, graph_exec::Overflow>,
+        input: &mut Outbox<V>,
+    ) -> Option<T> {
+        let decided = match decided {
+            Ok(decided) => decided,
+            Err(overflow) => {
+                let abort = Abort::Memory {
+                    node: overflow.node.as_u32(),
+                    worker: self.me,
+                    bytes: overflow.bytes,
+                    limit: overflow.limit,
+                    with_inputs: overflow.with_inputs,
+                };
+                self.abort(abort, input);
+                return None;
+            }
+        };
+        for node in std::mem::take(&mut self.spill) {
+            if let Err(message) = self.spill_one(node) {
+                let abort = Abort::Spill {
+                    node: node.as_u32(),
+                    worker: self.me,
+                    message,
+                };
+                self.abort(abort, input);
+                return None;
+            }
+        }
+        Some(decided)
+    }
+
+    /// Writes `node`'s result to this worker's spill directory.
+    fn spill_one(&mut self, node: NodeId) -> Result<(), String> {
+        let Slot::Value(value) = &self.values[node.index()] else {
+            return Ok(());
+        };
+        if self.spill_dir.is_none() {
+            let dir = tempfile::Builder::new()
+                .prefix("taskgraph-spill-")
+                .tempdir()
+                .map_err(|err| format!("cannot make a spill directory: {err}"))?;
+            self.spill_dir = Some(dir);
+        }
+        let dir = self.spill_dir.as_ref().expect("made above");
+        let path = spill_path(dir, node);
+        let file = std::fs::File::create(&path).map_err(|err| err.to_string())?;
+        let mut out = std::io::BufWriter::new(file);
+        bincode::serialize_into(&mut out, value).map_err(|err| err.to_string())?;
+        std::io::Write::flush(&mut out).map_err(|err| err.to_string())?;
+        self.values[node.index()] = Slot::Spilled;
+        self.stats.spilled_bytes = self.scheduler.spilled_bytes();
+        Ok(())
     }
 
     /// Sends `node`'s result once to every other worker with a task that
@@ -596,6 +707,8 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         WorkerStats {
             tasks_run: self.scheduler.tasks_run(),
             peak_held: self.scheduler.peak_held(),
+            peak_bytes: self.scheduler.peak_bytes(),
+            spilled_bytes: self.scheduler.spilled_bytes(),
             ..self.stats.clone()
         }
     }
@@ -616,6 +729,28 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 worker: worker as usize,
             }),
             Some(Abort::Runner { worker, message }) => Err(Error::Runner {
+                worker: worker as usize,
+                message,
+            }),
+            Some(Abort::Memory {
+                node,
+                worker,
+                bytes,
+                limit,
+                with_inputs,
+            }) => Err(Error::TooLarge {
+                key: graph.key(NodeId::from_u32(node)).clone(),
+                worker: worker as usize,
+                bytes,
+                limit,
+                with_inputs,
+            }),
+            Some(Abort::Spill {
+                node,
+                worker,
+                message,
+            }) => Err(Error::Spill {
+                key: graph.key(NodeId::from_u32(node)).clone(),
                 worker: worker as usize,
                 message,
             }),
@@ -657,5 +792,41 @@ fn disconnection(panic: &str) -> String {
         "the connection to another process broke (did it die?)".to_string()
     } else {
         panic.to_string()
+    }
+}
+
+/// Where a result of a worker is.
+enum Slot<V> {
+    /// Nowhere: not here yet, or freed.
+    Empty,
+    /// In memory.
+    Value(V),
+    /// On disk, in the worker's spill directory.
+    Spilled,
+}
+
+/// The file `node`'s result is spilled to in `dir`.
+fn spill_path(dir: &tempfile::TempDir, node: NodeId) -> std::path::PathBuf {
+    dir.path().join(format!("n{}", node.index()))
+}
+
+/// The value in `slot`, read back from disk (and kept in memory again) if
+/// it was spilled.
+fn load<V: timely::ExchangeData + Clone>(
+    slot: &mut Slot<V>,
+    dir: Option<&tempfile::TempDir>,
+    node: NodeId,
+) -> Option<V> {
+    match slot {
+        Slot::Value(value) => Some(value.clone()),
+        Slot::Empty => None,
+        Slot::Spilled => {
+            let path = spill_path(dir?, node);
+            let file = std::fs::File::open(&path).ok()?;
+            let value: V = bincode::deserialize_from(std::io::BufReader::new(file)).ok()?;
+            let _ = std::fs::remove_file(&path);
+            *slot = Slot::Value(value.clone());
+            Some(value)
+        }
     }
 }

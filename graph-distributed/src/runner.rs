@@ -48,6 +48,14 @@ pub trait Runner {
         node: NodeId,
         input: &mut dyn FnMut(NodeId) -> Option<Self::Value>,
     ) -> Result<Self::Value, TaskFailure>;
+
+    /// The bytes `node`'s result `value` takes in memory, for a run under a
+    /// memory limit ([`Job::with_memory_limit`](crate::Job::with_memory_limit)).
+    /// The default counts the value type's own size.
+    fn bytes(&self, node: NodeId, value: &Self::Value) -> u64 {
+        let _ = (node, value);
+        std::mem::size_of::<Self::Value>() as u64
+    }
 }
 
 /// graph-exec's compiled tasks over its built-in ops run as they are: each
@@ -88,5 +96,9 @@ impl Runner for CompiledGraph<'_, Dynamic> {
         self.run_task(node, |dep| input(dep).map(|tagged| tagged.0))
             .map(Tagged)
             .map_err(graph_exec::Error::into_failure)
+    }
+
+    fn bytes(&self, node: NodeId, value: &Tagged) -> u64 {
+        self.result_bytes(node, &value.0)
     }
 }

@@ -164,6 +164,7 @@ impl OpRegistry<Dynamic> {
     /// | `split`, `count`, `format`, `upper` | `s.split()` or `s.split(sep)`, `s.count(sub)` (or `list.count(x)`), `'{}'`-placeholders filled in order, `s.upper()` |
     /// | `identity` | its one argument |
     /// | `sleep` | `sleep(x, seconds)`: waits `seconds` (at most an hour), then returns `x` |
+    /// | `blob`, `checksum` | `blob(n, inputs...)`: a string of `n` bytes that depends on every input; `checksum(inputs...)`: an integer hash of the inputs' contents (for graphs that test memory, see `taskgraph generate --value-bytes`) |
     ///
     /// Integer arithmetic that overflows 64 bits is an error, as is division
     /// by zero or the log of a non-positive number.
@@ -346,6 +347,56 @@ impl OpRegistry<Dynamic> {
             arity("upper", a, 1)?;
             Ok(Dynamic::Str(text("upper", &a[0])?.to_uppercase().into()))
         });
+        r.register("checksum", |a| Ok(Dynamic::Int(checksum(a) as i64)));
+        r.register("blob", |a| {
+            let Some((n, inputs)) = a.split_first() else {
+                return fail("blob() takes a size and inputs, got no arguments");
+            };
+            let n = match n {
+                Dynamic::Int(n) => usize::try_from(*n)
+                    .map_err(|_| format!("blob() of {n} bytes: the size must be at least 0"))?,
+                other => {
+                    return fail(format!(
+                        "blob() takes a size in bytes first, not '{}'",
+                        other.type_name()
+                    ));
+                }
+            };
+            Ok(Dynamic::Str(blob(n, checksum(inputs))?.into()))
+        });
         r
     }
+}
+
+/// A 64-bit FNV-1a hash of the values' encoded contents.
+fn checksum(values: &[Dynamic]) -> u64 {
+    let mut bytes = Vec::new();
+    for value in values {
+        value.encode(&mut bytes);
+    }
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// `n` bytes of lowercase hexadecimal text drawn from `seed`: a value of a
+/// known size whose content depends on the seed.
+fn blob(n: usize, seed: u64) -> Result<String> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut bytes: Vec<u8> = Vec::new();
+    bytes
+        .try_reserve_exact(n)
+        .map_err(|_| format!("blob() of {n} bytes: not enough memory"))?;
+    let mut state = seed;
+    while bytes.len() < n {
+        // SplitMix64, sixteen hex digits at a time.
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let take = (n - bytes.len()).min(16);
+        bytes.extend((0..take).map(|i| HEX[((z >> (60 - 4 * i)) & 0xf) as usize]));
+    }
+    Ok(String::from_utf8(bytes).expect("hexadecimal digits are ASCII"))
 }

@@ -99,6 +99,13 @@ impl<'g, T: TaskValue> CompiledGraph<'g, T> {
             .map_err(|failure| self.plan.error(node, failure))
     }
 
+    /// The bytes `node`'s result `value` takes, as a run's memory accounting
+    /// counts them: [`TaskValue::size_bytes`], else the task's `size`, else
+    /// the size of the value type.
+    pub fn result_bytes(&self, node: NodeId, value: &T) -> u64 {
+        self.plan.bytes_of(node, value)
+    }
+
     /// The time spent in each op so far, by name (ops never called left out).
     pub fn op_times(&self) -> Vec<OpTime> {
         merge_times([self.times.clone()])

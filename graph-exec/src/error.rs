@@ -92,6 +92,30 @@ pub enum Error {
     /// The run was cancelled through its [`CancelHandle`](crate::CancelHandle).
     #[error("the run was cancelled")]
     Cancelled,
+    /// A result (or a task's inputs with its result) larger than the run's
+    /// memory limit.
+    #[error(
+        "task {key}: {} {bytes} bytes, more than the memory limit of {limit} bytes",
+        if *with_inputs { "its inputs and result take" } else { "its result takes" }
+    )]
+    TooLarge {
+        /// The task.
+        key: Key,
+        /// The bytes that do not fit.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+        /// Whether the task's inputs count in `bytes`.
+        with_inputs: bool,
+    },
+    /// A result could not be written to disk under a memory limit.
+    #[error("task {key}: its result could not be spilled to disk: {message}")]
+    Spill {
+        /// The task.
+        key: Key,
+        /// Why not.
+        message: String,
+    },
 }
 
 impl Error {

@@ -43,9 +43,9 @@ pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
-pub use scheduler::{Scheduler, SchedulerConfig, run_order};
+pub use scheduler::{Overflow, Scheduler, SchedulerConfig, run_order};
 pub use sequential::{Run, execute_sequential};
-pub use value::{Dynamic, Tagged, TaskValue};
+pub use value::{DecodeError, Dynamic, NotSpillable, Tagged, TaskValue};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

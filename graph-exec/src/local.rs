@@ -2,8 +2,9 @@
 //! a static ordering, freeing every intermediate result as soon as it can.
 
 use std::borrow::Cow;
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
@@ -71,6 +72,16 @@ pub struct RunOptions<'a> {
     pub callbacks: Option<&'a dyn Callbacks>,
     /// A handle that can stop the run.
     pub cancel: Option<CancelHandle>,
+    /// Hold at most this many bytes of results in memory. Tasks whose
+    /// results would not fit wait while others run (the static form of
+    /// dask's queuing of root tasks); where nothing fits, the results the
+    /// order needs latest go to a private temporary directory
+    /// ([`TaskValue::spill`]) and come back when a task reads them. The
+    /// directory is removed when the run ends, however it ends. A result
+    /// alone larger than the limit ends the run with [`Error::TooLarge`].
+    /// A result's size is [`TaskValue::size_bytes`], else its task's
+    /// `size`, else the size of the value type.
+    pub memory_limit: Option<u64>,
 }
 
 /// Runs task graphs on a pool of threads.
@@ -78,7 +89,8 @@ pub struct RunOptions<'a> {
 /// The threads share one [`Scheduler`], the executor core: ready tasks run in
 /// priority order (the static order as tie-breaker, as in dask's local
 /// scheduler), and an intermediate result is freed as soon as its last
-/// dependent has run. With one thread the tasks run exactly in priority
+/// dependent has run. Under a memory limit ([`RunOptions::memory_limit`]),
+/// tasks wait for room and results spill to disk. With one thread the tasks run exactly in priority
 /// order, so the peak number of held results is the order's max pressure.
 /// With several, they follow the order one thread would run, none more than
 /// a window ahead of the first task that has not finished (8 tasks, plus a
@@ -144,9 +156,10 @@ impl LocalExecutor {
     /// [`Error::PriorityCount`] and [`Error::TopologyTooSmall`] for options that
     /// do not fit the graph, [`Error::Graph`] for a scheduling topology that
     /// is not a DAG, [`Error::Unscheduled`] for a schedule that lets a task
-    /// start before one of its inputs exists, and [`Error::Cancelled`]. The
+    /// start before one of its inputs exists, [`Error::Cancelled`], and
+    /// under a memory limit [`Error::TooLarge`] and [`Error::Spill`]. The
     /// first failure stops the run: no new task starts, the running ones
-    /// finish, and nothing hangs.
+    /// finish, nothing hangs, and spilled results are deleted.
     pub fn run<T: TaskValue>(
         &self,
         graph: &TaskGraph,
@@ -197,6 +210,10 @@ impl LocalExecutor {
             let window = WINDOW_SLACK + pressure / 10;
             (Cow::Owned(ranks), Some(window))
         };
+        let expected_bytes: Vec<Option<u64>> = match options.memory_limit {
+            Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
+            None => Vec::new(),
+        };
         let scheduler = Scheduler::new(&SchedulerConfig {
             data: plan.topology,
             sched: &sched,
@@ -204,6 +221,8 @@ impl LocalExecutor {
             mine: None,
             ranks: &ranks,
             window,
+            memory_limit: options.memory_limit,
+            expected_bytes: &expected_bytes,
         });
         let shared = Shared {
             plan: &plan,
@@ -214,7 +233,8 @@ impl LocalExecutor {
                 error: None,
             }),
             wake: Condvar::new(),
-            slots: (0..graph.len()).map(|_| Mutex::new(None)).collect(),
+            slots: (0..graph.len()).map(|_| Mutex::new(Slot::Empty)).collect(),
+            spill_dir: OnceLock::new(),
             batch: if n_threads == 1 {
                 1
             } else {
@@ -251,13 +271,20 @@ impl LocalExecutor {
         let values: Vec<Option<T>> = shared
             .slots
             .into_iter()
-            .map(|slot| slot.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .map(
+                |slot| match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                    Slot::Value(value) => Some(value),
+                    Slot::Empty | Slot::Spilled => None,
+                },
+            )
             .collect();
         Ok(Run {
             output: plan.shape(request, &values),
             stats: Stats {
                 tasks_run: state.scheduler.tasks_run(),
                 peak_held: state.scheduler.peak_held(),
+                peak_bytes: state.scheduler.peak_bytes(),
+                spilled_bytes: state.scheduler.spilled_bytes(),
                 op_times: merge_times(tallies),
             },
         })
@@ -311,11 +338,24 @@ struct State<'t> {
     error: Option<Error>,
 }
 
+/// Where a task's result is.
+enum Slot<T> {
+    /// Nowhere: not computed, or freed.
+    Empty,
+    /// In memory.
+    Value(T),
+    /// On disk, in the run's spill directory.
+    Spilled,
+}
+
 struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
     state: Mutex<State<'a>>,
     wake: Condvar,
-    slots: Vec<Mutex<Option<T>>>,
+    slots: Vec<Mutex<Slot<T>>>,
+    /// The private directory spilled results go to, made on the first spill
+    /// and removed (with what is in it) when the run ends.
+    spill_dir: OnceLock<tempfile::TempDir>,
     batch: usize,
     callbacks: Option<&'a dyn Callbacks>,
     cancel: Option<CancelHandle>,
@@ -329,28 +369,48 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         let mut times = self.plan.op_table();
         let mut stack = Vec::new();
         let mut taken: Vec<NodeId> = Vec::with_capacity(self.batch);
-        let mut done: Vec<NodeId> = Vec::with_capacity(self.batch);
+        let mut done: Vec<(NodeId, u64)> = Vec::with_capacity(self.batch);
         let mut freed: Vec<NodeId> = Vec::new();
+        let mut spill: Vec<NodeId> = Vec::new();
         loop {
             {
                 let mut state = lock(&self.state);
-                for node in done.drain(..) {
-                    state.scheduler.finished(node, 0, &mut freed);
+                for (node, bytes) in done.drain(..) {
+                    if let Err(overflow) = state
+                        .scheduler
+                        .finished(node, bytes, &mut freed, &mut spill)
+                    {
+                        self.fail(&mut state, self.plan.overflow(overflow));
+                    }
+                }
+                if let Err(error) = self.spill(&mut spill) {
+                    self.fail(&mut state, error);
                 }
                 if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
-                    state.error.get_or_insert(Error::Cancelled);
-                    state.stop = true;
+                    self.fail(&mut state, Error::Cancelled);
                 }
                 loop {
                     if state.stop {
+                        drop(state);
+                        self.free(&mut freed);
                         self.wake.notify_all();
                         return times;
                     }
                     while taken.len() < self.batch {
-                        match state.scheduler.start_next() {
-                            Some(node) => taken.push(node),
-                            None => break,
+                        match state.scheduler.start_next(&mut spill) {
+                            Ok(Some(node)) => taken.push(node),
+                            Ok(None) => break,
+                            Err(overflow) => {
+                                self.fail(&mut state, self.plan.overflow(overflow));
+                                break;
+                            }
                         }
+                    }
+                    if let Err(error) = self.spill(&mut spill) {
+                        self.fail(&mut state, error);
+                    }
+                    if state.stop {
+                        continue;
                     }
                     if !taken.is_empty() {
                         break;
@@ -377,49 +437,126 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                     self.wake.notify_one();
                 }
             }
-            for node in freed.drain(..) {
-                if !self.plan.is_output[node.index()] {
-                    lock(&self.slots[node.index()]).take();
-                }
-            }
+            self.free(&mut freed);
             for node in taken.drain(..) {
-                if node.index() < self.slots.len()
-                    && let Err(error) = self.run_task(node, &mut stack, &mut times)
-                {
-                    let mut state = lock(&self.state);
-                    state.error.get_or_insert(error);
-                    state.stop = true;
-                    self.wake.notify_all();
-                    return times;
-                }
-                done.push(node);
+                let bytes = if node.index() < self.slots.len() {
+                    match self.run_task(node, &mut stack, &mut times) {
+                        Ok(bytes) => bytes,
+                        Err(error) => {
+                            let mut state = lock(&self.state);
+                            self.fail(&mut state, error);
+                            drop(state);
+                            self.wake.notify_all();
+                            return times;
+                        }
+                    }
+                } else {
+                    0
+                };
+                done.push((node, bytes));
             }
         }
     }
 
+    /// Records the run's first error and stops it.
+    fn fail(&self, state: &mut State<'_>, error: Error) {
+        state.error.get_or_insert(error);
+        state.stop = true;
+    }
+
+    /// Drops the results no task reads any more, and their spill files.
+    fn free(&self, freed: &mut Vec<NodeId>) {
+        for node in freed.drain(..) {
+            if self.plan.is_output[node.index()] {
+                continue;
+            }
+            let old = std::mem::replace(&mut *lock(&self.slots[node.index()]), Slot::Empty);
+            if matches!(old, Slot::Spilled) {
+                // A file not removed now goes with the directory at the end.
+                let _ = std::fs::remove_file(self.spill_path(node));
+            }
+        }
+    }
+
+    /// Writes the results the scheduler chose to disk and drops them from
+    /// memory.
+    fn spill(&self, nodes: &mut Vec<NodeId>) -> Result<(), Error> {
+        for node in nodes.drain(..) {
+            let mut slot = lock(&self.slots[node.index()]);
+            let Slot::Value(value) = &*slot else {
+                continue;
+            };
+            let path = self.spill_path(node);
+            let written = std::fs::File::create(&path)
+                .map_err(crate::OpError::from)
+                .and_then(|file| {
+                    let mut out = std::io::BufWriter::new(file);
+                    value.spill(&mut out)?;
+                    out.flush()?;
+                    Ok(())
+                });
+            written.map_err(|source| self.plan.spill_error(node, source))?;
+            *slot = Slot::Spilled;
+        }
+        Ok(())
+    }
+
+    /// The file node `node`'s result is spilled to.
+    fn spill_path(&self, node: NodeId) -> std::path::PathBuf {
+        let dir = self.spill_dir.get_or_init(|| {
+            tempfile::Builder::new()
+                .prefix("taskgraph-spill-")
+                .tempdir()
+                .or_else(|_| tempfile::tempdir())
+                .expect("a temporary directory can be made")
+        });
+        dir.path().join(format!("n{}", node.index()))
+    }
+
+    /// The value of `input`, read back from disk if it was spilled.
+    fn fetch(&self, input: NodeId) -> Option<T> {
+        let mut slot = lock(&self.slots[input.index()]);
+        match &*slot {
+            Slot::Value(value) => Some(value.clone()),
+            Slot::Empty => None,
+            Slot::Spilled => {
+                let path = self.spill_path(input);
+                let value = std::fs::File::open(&path)
+                    .map_err(crate::OpError::from)
+                    .and_then(|file| T::unspill(&mut std::io::BufReader::new(file)))
+                    .ok()?;
+                let _ = std::fs::remove_file(&path);
+                *slot = Slot::Value(value.clone());
+                Some(value)
+            }
+        }
+    }
+
+    /// Runs `node`'s task; returns the bytes of its result.
     fn run_task(
         &self,
         node: NodeId,
         stack: &mut Vec<T>,
         times: &mut [OpTime],
-    ) -> Result<(), Error> {
+    ) -> Result<u64, Error> {
         let i = node.index();
         let key = self.plan.graph.key(node);
         if let Some(callbacks) = self.callbacks {
             callbacks.pretask(key);
         }
-        let mut fetch = |input: NodeId| lock(&self.slots[input.index()]).clone();
+        let mut fetch = |input: NodeId| self.fetch(input);
         let value = self
             .plan
             .eval(node, &mut fetch, stack, times)
             .map_err(|failure| self.plan.error(node, failure))?;
+        let bytes = self.plan.bytes_of(node, &value);
         if self.plan.data_dependents[i] > 0 || self.plan.is_output[i] {
-            *lock(&self.slots[i]) = Some(value);
+            *lock(&self.slots[i]) = Slot::Value(value);
         }
         if let Some(callbacks) = self.callbacks {
             callbacks.posttask(key);
         }
-        Ok(())
+        Ok(bytes)
     }
 }
 

@@ -46,6 +46,13 @@ pub struct OpTime {
 pub struct Stats {
     /// Tasks run (barrier nodes not counted).
     pub tasks_run: usize,
+    /// The most bytes of intermediate results in memory at once, counted
+    /// as `peak_held` counts results (see
+    /// [`TaskValue::size_bytes`](crate::TaskValue::size_bytes) for a
+    /// result's bytes).
+    pub peak_bytes: u64,
+    /// The bytes of results written to disk under a memory limit.
+    pub spilled_bytes: u64,
     /// The most intermediate results held at once, counted as dask's
     /// `diagnostics` counts memory pressure: a result is held from when its
     /// task finishes until its last dependent has run, and a result that no
@@ -264,6 +271,33 @@ impl<'g, T: TaskValue> Plan<'g, T> {
                 key,
                 input: self.graph.key(input).clone(),
             },
+        }
+    }
+
+    /// The bytes `node`'s result `value` takes: what the value says, else
+    /// its task's `size`, else the size of the value type.
+    pub(crate) fn bytes_of(&self, node: NodeId, value: &T) -> u64 {
+        value
+            .size_bytes()
+            .or(self.graph.task(node).size)
+            .unwrap_or(std::mem::size_of::<T>() as u64)
+    }
+
+    /// The error for a task or result that does not fit a memory limit.
+    pub(crate) fn overflow(&self, overflow: crate::Overflow) -> Error {
+        Error::TooLarge {
+            key: self.graph.key(overflow.node).clone(),
+            bytes: overflow.bytes,
+            limit: overflow.limit,
+            with_inputs: overflow.with_inputs,
+        }
+    }
+
+    /// The error for a result that could not be written to disk.
+    pub(crate) fn spill_error(&self, node: NodeId, source: crate::OpError) -> Error {
+        Error::Spill {
+            key: self.graph.key(node).clone(),
+            message: source.to_string(),
         }
     }
 

@@ -40,24 +40,53 @@ pub struct SchedulerConfig<'a> {
     /// number this executor's needed nodes `0..m` in an order that puts every
     /// task after its dependencies (see [`run_order`]).
     pub window: Option<usize>,
+    /// Hold at most this many bytes of results in memory: tasks whose
+    /// results would not fit wait while others that fit run, and where none
+    /// fits the results needed latest are spilled (the executor writes them
+    /// to disk and reads them back when a task needs them). `None`: no
+    /// limit.
+    pub memory_limit: Option<u64>,
+    /// Per task, the bytes its result will take when known beforehand (the
+    /// task's `size`); empty: known for none. Where unknown, the mean of the
+    /// results so far stands in.
+    pub expected_bytes: &'a [Option<u64>],
+}
+
+/// A task or a result that a memory limit cannot hold: the error of
+/// [`Scheduler::start_next`], [`Scheduler::finished`] and
+/// [`Scheduler::arrived`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overflow {
+    /// The task.
+    pub node: NodeId,
+    /// The bytes that do not fit: its result, or its inputs and result.
+    pub bytes: u64,
+    /// The limit.
+    pub limit: u64,
+    /// Whether it is the task's inputs with its result that do not fit
+    /// together (rather than its result alone).
+    pub with_inputs: bool,
 }
 
 /// The executor core: the ready tasks, by rank; the inputs each task still
-/// waits for; the readers each result still has; and the results held.
+/// waits for; the readers each result still has; and the results held, in
+/// count and in bytes, in memory or spilled.
 ///
-/// An executor asks [`Scheduler::start_next`] for a task to run, runs it wherever
-/// it likes, and reports it [`finished`](Scheduler::finished), learning which
-/// results no task needs any more; a result that another executor computed
-/// is reported [`arrived`](Scheduler::arrived). It is a plain state machine
-/// (no threads, no values): the local executor shares one behind a lock,
-/// and each distributed worker owns one.
+/// An executor asks [`Scheduler::start_next`] for a task to run, runs it
+/// wherever it likes, and reports it [`finished`](Scheduler::finished),
+/// learning which results no task needs any more and, under a memory limit,
+/// which to spill; a result that another executor computed is reported
+/// [`arrived`](Scheduler::arrived). It is a plain state machine (no threads,
+/// no values): the local executor shares one behind a lock, and each
+/// distributed worker owns one.
 ///
 /// A result is held from when it is computed (or arrives) until the last of
 /// this executor's tasks that read it has run, as dask's `diagnostics`
 /// counts memory pressure; a result no task of this executor reads is not
 /// counted (the executor may still keep it: a requested key, say).
 ///
-/// **Complexity**: O((V + E) log V) over a run; O(V) memory.
+/// **Complexity**: O((V + E) log V) over a run; O(V) memory. Under a memory
+/// limit, each spill also ranks the results in memory by their next use.
 ///
 /// # Example
 ///
@@ -74,17 +103,19 @@ pub struct SchedulerConfig<'a> {
 ///     mine: None,
 ///     ranks: &[1, 0, 2],
 ///     window: None,
+///     memory_limit: None,
+///     expected_bytes: &[],
 /// });
-/// let mut freed = Vec::new();
-/// assert_eq!(scheduler.start_next(), Some(NodeId::new(1)));
-/// assert_eq!(scheduler.start_next(), Some(NodeId::new(0)));
-/// assert_eq!(scheduler.start_next(), None); // 2 waits for its inputs
-/// scheduler.finished(NodeId::new(1), 8, &mut freed);
-/// scheduler.finished(NodeId::new(0), 8, &mut freed);
-/// assert_eq!(scheduler.start_next(), Some(NodeId::new(2)));
-/// scheduler.finished(NodeId::new(2), 8, &mut freed);
+/// let (mut freed, mut spill) = (Vec::new(), Vec::new());
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(1))));
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(None)); // 2 waits for its inputs
+/// scheduler.finished(NodeId::new(1), 8, &mut freed, &mut spill).unwrap();
+/// scheduler.finished(NodeId::new(0), 8, &mut freed, &mut spill).unwrap();
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(2))));
+/// scheduler.finished(NodeId::new(2), 8, &mut freed, &mut spill).unwrap();
 /// assert_eq!(freed, [NodeId::new(0), NodeId::new(1)]); // 2 read both
-/// assert!(scheduler.is_done());
+/// assert!(scheduler.is_done() && spill.is_empty());
 /// assert_eq!((scheduler.peak_held(), scheduler.peak_bytes()), (2, 16));
 /// # Ok::<(), graph_core::Error>(())
 /// ```
@@ -95,6 +126,8 @@ pub struct Scheduler<'t> {
     n_tasks: usize,
     /// Per scheduling node: whether this executor runs it.
     runs: FixedBitSet,
+    /// Per scheduling node: whether it has started.
+    started: FixedBitSet,
     ranks: Vec<u32>,
     /// Per scheduling node this executor runs: inputs not yet available.
     pending: Vec<u32>,
@@ -111,9 +144,11 @@ pub struct Scheduler<'t> {
     tasks_run: usize,
     held: usize,
     peak_held: usize,
+    /// Bytes of the held results in memory (not those spilled).
     held_bytes: u64,
     peak_bytes: u64,
     window: Option<Window>,
+    memory: Option<Memory<'t>>,
 }
 
 /// The bookkeeping of [`SchedulerConfig::window`], by rank.
@@ -128,6 +163,31 @@ struct Window {
     head: usize,
     ahead: usize,
 }
+
+/// The bookkeeping of [`SchedulerConfig::memory_limit`].
+#[derive(Clone, Debug)]
+struct Memory<'t> {
+    limit: u64,
+    expected: &'t [Option<u64>],
+    /// Per task: its held result is on disk.
+    spilled: FixedBitSet,
+    /// Per task: running tasks that read its result (it stays in memory).
+    pins: Vec<u32>,
+    /// Per task, while it runs: the bytes reserved for its result.
+    reserved: Vec<u64>,
+    /// Bytes reserved for the results of the running tasks.
+    running_bytes: u64,
+    /// The results seen so far, for the mean that stands in for an unknown
+    /// size.
+    seen_bytes: u64,
+    seen: u64,
+    /// Bytes written to disk over the run.
+    spilled_bytes: u64,
+}
+
+/// How many ready tasks a scheduler under a memory limit looks through for
+/// one whose result fits.
+const LOOKAHEAD: usize = 64;
 
 impl<'t> Scheduler<'t> {
     /// A scheduler before anything has run: the nodes this executor runs
@@ -146,6 +206,8 @@ impl<'t> Scheduler<'t> {
             mine,
             ranks,
             window,
+            memory_limit,
+            expected_bytes,
         } = *config;
         let n_sched = sched.node_count();
         let n_tasks = data.node_count();
@@ -183,7 +245,19 @@ impl<'t> Scheduler<'t> {
                 head: 0,
                 ahead: 0,
             }),
+            memory: memory_limit.map(|limit| Memory {
+                limit,
+                expected: expected_bytes,
+                spilled: FixedBitSet::with_capacity(n_tasks),
+                pins: vec![0; n_tasks],
+                reserved: vec![0; n_tasks],
+                running_bytes: 0,
+                seen_bytes: 0,
+                seen: 0,
+                spilled_bytes: 0,
+            }),
             runs,
+            started: FixedBitSet::with_capacity(n_sched),
             ranks: ranks[..n_sched].to_vec(),
             pending,
             readers,
@@ -200,48 +274,183 @@ impl<'t> Scheduler<'t> {
     }
 
     /// The ready node to run next, lowest rank first, now counted as
-    /// running; `None` when no node is ready, or when the window holds the
-    /// ready ones back until the head of the order finishes.
-    pub fn start_next(&mut self) -> Option<NodeId> {
-        let Reverse(key) = *self.ready.peek()?;
+    /// running; `None` when no node is ready, when the window holds the
+    /// ready ones back until the head of the order finishes, or when no
+    /// ready task's result fits the memory limit while running tasks may
+    /// still free some. When nothing runs and no ready task fits, the
+    /// results needed latest are pushed onto `spill` to make room for the
+    /// first: the executor must write them to disk (and read each back when
+    /// a task that reads it starts).
+    ///
+    /// # Errors
+    ///
+    /// [`Overflow`] when a task's inputs and expected result do not fit the
+    /// limit even with everything else spilled.
+    pub fn start_next(&mut self, spill: &mut Vec<NodeId>) -> Result<Option<NodeId>, Overflow> {
+        let Some(&Reverse(key)) = self.ready.peek() else {
+            return Ok(None);
+        };
+        if !self.window_allows(key) {
+            return Ok(None);
+        }
+        if self.memory.is_none() {
+            self.ready.pop();
+            self.start(key);
+            return Ok(Some(NodeId::from_u32(key as u32)));
+        }
+        // The first ready task (by rank) whose inputs and result fit; the
+        // others looked at wait in the heap. The window's rule is the same
+        // for every candidate past the first (each is beyond the head).
+        let mut passed: Vec<u64> = Vec::new();
+        let mut chosen = None;
+        while let Some(&Reverse(key)) = self.ready.peek() {
+            if passed.len() >= LOOKAHEAD || (!passed.is_empty() && !self.window_allows(key)) {
+                break;
+            }
+            self.ready.pop();
+            let node = NodeId::from_u32(key as u32);
+            if self.fits(node) {
+                chosen = Some(key);
+                break;
+            }
+            passed.push(key);
+        }
+        self.ready.extend(passed.iter().map(|&key| Reverse(key)));
+        if let Some(key) = chosen {
+            self.start(key);
+            return Ok(Some(NodeId::from_u32(key as u32)));
+        }
+        // Nothing fits. While tasks run, their results may free memory:
+        // wait. Else make room for the first by spilling.
+        if self.running > 0 {
+            return Ok(None);
+        }
+        let Reverse(key) = self.ready.pop().expect("a ready task was looked at");
         let node = NodeId::from_u32(key as u32);
-        let rank = (key >> 32) as usize;
-        if let Some(window) = &mut self.window {
-            let beyond = rank != window.head;
-            // With nothing running, the head of the order cannot be what
-            // the others wait for: whatever is ready runs, so that a run
-            // never stalls.
-            if beyond && window.ahead >= window.limit && self.running > 0 {
-                return None;
-            }
-            if beyond && rank < window.counted.len() {
-                window.counted.insert(rank);
-                window.ahead += 1;
-            }
+        let need = self.need(node);
+        let memory = self.memory.as_ref().expect("under a memory limit");
+        let room = memory.limit.saturating_sub(need);
+        self.spill_down_to(room, Some(node), spill);
+        if self.held_bytes > room {
+            let limit = self.memory.as_ref().expect("under a memory limit").limit;
+            self.ready.push(Reverse(key));
+            return Err(Overflow {
+                node,
+                bytes: self.held_bytes + need,
+                limit,
+                with_inputs: true,
+            });
         }
-        self.ready.pop();
-        self.running += 1;
-        if node.index() < self.n_tasks {
-            // Sampled just before the task runs, as dask's diagnostics
-            // count it.
-            self.peak_held = self.peak_held.max(self.held);
-            self.peak_bytes = self.peak_bytes.max(self.held_bytes);
-        }
-        Some(node)
+        self.start(key);
+        Ok(Some(node))
     }
 
-    /// Records that `node`, which [`Scheduler::start_next`] gave out, has run and
-    /// that its result takes `bytes` (ignored for a barrier, and for a
-    /// result no task of this executor reads). The results no task of this
-    /// executor reads any more are pushed onto `freed`.
-    pub fn finished(&mut self, node: NodeId, bytes: u64, freed: &mut Vec<NodeId>) {
+    /// Whether the window lets the ready node `key` start now.
+    fn window_allows(&self, key: u64) -> bool {
+        let Some(window) = &self.window else {
+            return true;
+        };
+        let rank = (key >> 32) as usize;
+        // With nothing running, the head of the order cannot be what the
+        // others wait for: whatever is ready runs, so that a run never
+        // stalls.
+        rank == window.head || window.ahead < window.limit || self.running == 0
+    }
+
+    /// The bytes `node` adds when it starts: its spilled inputs, read back,
+    /// and its expected result.
+    fn need(&self, node: NodeId) -> u64 {
+        let Some(memory) = &self.memory else {
+            return 0;
+        };
+        let mut need = self.expected(node);
+        if node.index() < self.n_tasks {
+            for dep in self.data.dependencies(node) {
+                if memory.spilled.contains(dep.index()) {
+                    need += self.bytes[dep.index()];
+                }
+            }
+        }
+        need
+    }
+
+    /// The bytes `node`'s result is expected to take.
+    fn expected(&self, node: NodeId) -> u64 {
+        let Some(memory) = &self.memory else {
+            return 0;
+        };
+        if node.index() >= self.n_tasks {
+            return 0;
+        }
+        match memory.expected.get(node.index()).copied().flatten() {
+            Some(bytes) => bytes,
+            None => memory.seen_bytes.checked_div(memory.seen).unwrap_or(0),
+        }
+    }
+
+    /// Whether `node` can start within the memory limit without spilling.
+    fn fits(&self, node: NodeId) -> bool {
+        let Some(memory) = &self.memory else {
+            return true;
+        };
+        self.held_bytes + memory.running_bytes + self.need(node) <= memory.limit
+    }
+
+    /// Counts the ready node `key` as running.
+    fn start(&mut self, key: u64) {
+        let node = NodeId::from_u32(key as u32);
+        let rank = (key >> 32) as usize;
+        if let Some(window) = &mut self.window
+            && rank != window.head
+            && rank < window.counted.len()
+        {
+            window.counted.insert(rank);
+            window.ahead += 1;
+        }
+        self.running += 1;
+        self.started.insert(node.index());
+        if node.index() >= self.n_tasks {
+            return;
+        }
+        let expected = self.expected(node);
+        if let Some(memory) = &mut self.memory {
+            // Its inputs come back into memory, and stay while it runs.
+            for &dep in self.data.dependencies(node) {
+                let d = dep.index();
+                memory.pins[d] += 1;
+                if memory.spilled.contains(d) {
+                    memory.spilled.set(d, false);
+                    self.held_bytes += self.bytes[d];
+                }
+            }
+            memory.reserved[node.index()] = expected;
+            memory.running_bytes += expected;
+        }
+        // Sampled just before the task runs, as dask's diagnostics count it.
+        self.peak_held = self.peak_held.max(self.held);
+        self.peak_bytes = self.peak_bytes.max(self.held_bytes);
+    }
+
+    /// Records that `node`, which [`Scheduler::start_next`] gave out, has
+    /// run and that its result takes `bytes` (ignored for a barrier, and for
+    /// a result no task of this executor reads). The results no task of
+    /// this executor reads any more are pushed onto `freed` (the executor
+    /// drops them, or deletes them from disk); under a memory limit, those
+    /// to spill now onto `spill`.
+    ///
+    /// # Errors
+    ///
+    /// [`Overflow`] when the result alone is larger than the memory limit.
+    pub fn finished(
+        &mut self,
+        node: NodeId,
+        bytes: u64,
+        freed: &mut Vec<NodeId>,
+        spill: &mut Vec<NodeId>,
+    ) -> Result<(), Overflow> {
         self.running -= 1;
         self.left -= 1;
         let i = node.index();
-        if i < self.n_tasks {
-            self.tasks_run += 1;
-            self.hold(node, bytes);
-        }
         if let Some(window) = &mut self.window {
             let rank = self.ranks[i] as usize;
             if rank < window.finished.len() {
@@ -254,16 +463,61 @@ impl<'t> Scheduler<'t> {
                 }
             }
         }
-        self.release(node, freed);
+        if i < self.n_tasks {
+            self.tasks_run += 1;
+            if let Some(memory) = &mut self.memory {
+                memory.running_bytes -= std::mem::take(&mut memory.reserved[i]);
+                memory.seen_bytes = memory.seen_bytes.saturating_add(bytes);
+                memory.seen += 1;
+                for dep in self.data.dependencies(node) {
+                    memory.pins[dep.index()] -= 1;
+                }
+                if bytes > memory.limit {
+                    return Err(Overflow {
+                        node,
+                        bytes,
+                        limit: memory.limit,
+                        with_inputs: false,
+                    });
+                }
+            }
+            self.hold(node, bytes);
+            self.release(node, freed);
+        }
         self.make_ready(node);
+        self.keep_within_limit(spill);
+        Ok(())
     }
 
     /// Records that the result of `node`, computed by another executor, has
     /// arrived and takes `bytes`: the tasks of this executor that wait for
-    /// it are one input closer to ready.
-    pub fn arrived(&mut self, node: NodeId, bytes: u64) {
+    /// it are one input closer to ready. Under a memory limit, the results
+    /// to spill now are pushed onto `spill`.
+    ///
+    /// # Errors
+    ///
+    /// [`Overflow`] when the result alone is larger than the memory limit.
+    pub fn arrived(
+        &mut self,
+        node: NodeId,
+        bytes: u64,
+        spill: &mut Vec<NodeId>,
+    ) -> Result<(), Overflow> {
+        if let Some(memory) = &self.memory
+            && bytes > memory.limit
+            && self.reads(node)
+        {
+            return Err(Overflow {
+                node,
+                bytes,
+                limit: memory.limit,
+                with_inputs: false,
+            });
+        }
         self.hold(node, bytes);
         self.make_ready(node);
+        self.keep_within_limit(spill);
+        Ok(())
     }
 
     /// Counts `node`'s result as held if some task of this executor reads it.
@@ -279,16 +533,22 @@ impl<'t> Scheduler<'t> {
     /// `node` has run: each of its inputs has one reader less, and those
     /// with none left are freed.
     fn release(&mut self, node: NodeId, freed: &mut Vec<NodeId>) {
-        if node.index() >= self.n_tasks {
-            return;
-        }
         let data = self.data;
         for &dep in data.dependencies(node) {
             let d = dep.index();
             self.readers[d] -= 1;
             if self.readers[d] == 0 {
                 self.held -= 1;
-                self.held_bytes -= self.bytes[d];
+                let on_disk = match &mut self.memory {
+                    Some(memory) if memory.spilled.contains(d) => {
+                        memory.spilled.set(d, false);
+                        true
+                    }
+                    _ => false,
+                };
+                if !on_disk {
+                    self.held_bytes -= self.bytes[d];
+                }
                 self.bytes[d] = 0;
                 freed.push(dep);
             }
@@ -308,6 +568,66 @@ impl<'t> Scheduler<'t> {
         }
     }
 
+    /// Spills until the results in memory and those the running tasks will
+    /// give fit the limit (when they can).
+    fn keep_within_limit(&mut self, spill: &mut Vec<NodeId>) {
+        let Some(memory) = &self.memory else {
+            return;
+        };
+        let room = memory.limit.saturating_sub(memory.running_bytes);
+        if self.held_bytes > room {
+            self.spill_down_to(room, None, spill);
+        }
+    }
+
+    /// Spills the held results in memory that are needed latest (by the
+    /// rank of their next reader), none that a running task reads or that
+    /// `keep` reads, until at most `room` bytes are in memory.
+    fn spill_down_to(&mut self, room: u64, keep: Option<NodeId>, spill: &mut Vec<NodeId>) {
+        let Some(memory) = &self.memory else {
+            return;
+        };
+        let mut kept = FixedBitSet::with_capacity(self.n_tasks);
+        if let Some(node) = keep.filter(|node| node.index() < self.n_tasks) {
+            kept.extend(self.data.dependencies(node).iter().map(|dep| dep.index()));
+        }
+        // Every result in memory that may go, by the rank of the next task
+        // here that reads it: the latest first.
+        let mut victims: Vec<(u32, NodeId)> = (0..self.n_tasks)
+            .filter(|&d| {
+                self.readers[d] > 0
+                    && memory.pins[d] == 0
+                    && !memory.spilled.contains(d)
+                    && !kept.contains(d)
+                    && self.bytes[d] > 0
+            })
+            .map(|d| {
+                let node = NodeId::new(d);
+                let next = self
+                    .data
+                    .dependents(node)
+                    .iter()
+                    .filter(|r| self.runs.contains(r.index()) && !self.started.contains(r.index()))
+                    .map(|r| self.ranks[r.index()])
+                    .min()
+                    .unwrap_or(u32::MAX);
+                (next, node)
+            })
+            .collect();
+        victims.sort_unstable_by(|a, b| b.cmp(a));
+        let memory = self.memory.as_mut().expect("under a memory limit");
+        for (_, node) in victims {
+            if self.held_bytes <= room {
+                break;
+            }
+            let d = node.index();
+            memory.spilled.insert(d);
+            memory.spilled_bytes += self.bytes[d];
+            self.held_bytes -= self.bytes[d];
+            spill.push(node);
+        }
+    }
+
     /// Whether some task of this executor that has not run reads `node`'s
     /// result: whether the executor should keep it.
     pub fn reads(&self, node: NodeId) -> bool {
@@ -319,18 +639,11 @@ impl<'t> Scheduler<'t> {
         self.left == 0
     }
 
-    /// Whether [`Scheduler::start_next`] would give a node now.
+    /// Whether [`Scheduler::start_next`] may give a node now.
     pub fn has_next(&self) -> bool {
-        let Some(&Reverse(key)) = self.ready.peek() else {
-            return false;
-        };
-        match &self.window {
-            Some(window) => {
-                let rank = (key >> 32) as usize;
-                rank == window.head || window.ahead < window.limit || self.running == 0
-            }
-            None => true,
-        }
+        self.ready
+            .peek()
+            .is_some_and(|&Reverse(key)| self.window_allows(key))
     }
 
     /// Nodes given out by [`Scheduler::start_next`] that have not finished.
@@ -353,9 +666,16 @@ impl<'t> Scheduler<'t> {
         self.peak_held
     }
 
-    /// The most bytes of results held when a task started.
+    /// The most bytes of results in memory when a task started.
     pub fn peak_bytes(&self) -> u64 {
         self.peak_bytes
+    }
+
+    /// The bytes of results written to disk over the run.
+    pub fn spilled_bytes(&self) -> u64 {
+        self.memory
+            .as_ref()
+            .map_or(0, |memory| memory.spilled_bytes)
     }
 }
 

@@ -66,11 +66,14 @@ pub fn execute_sequential<T: TaskValue>(
     let plan = Plan::new(graph, registry, request)?;
     let mut values: Vec<Option<T>> = vec![None; graph.len()];
     let mut remaining = plan.data_dependents.clone();
+    let mut bytes = vec![0_u64; graph.len()];
     let mut times = plan.op_table();
     let mut stack = Vec::new();
     let (mut held, mut peak_held, mut tasks_run) = (0_usize, 0_usize, 0_usize);
+    let (mut held_bytes, mut peak_bytes) = (0_u64, 0_u64);
     for node in plan.post_order() {
         peak_held = peak_held.max(held);
+        peak_bytes = peak_bytes.max(held_bytes);
         let value = plan
             .eval(
                 node,
@@ -84,6 +87,7 @@ pub fn execute_sequential<T: TaskValue>(
             remaining[dep.index()] -= 1;
             if remaining[dep.index()] == 0 {
                 held -= 1;
+                held_bytes -= bytes[dep.index()];
                 if !plan.is_output[dep.index()] {
                     values[dep.index()] = None;
                 }
@@ -91,6 +95,8 @@ pub fn execute_sequential<T: TaskValue>(
         }
         if plan.data_dependents[node.index()] > 0 {
             held += 1;
+            bytes[node.index()] = plan.bytes_of(node, &value);
+            held_bytes += bytes[node.index()];
         }
         values[node.index()] = Some(value);
     }
@@ -99,6 +105,8 @@ pub fn execute_sequential<T: TaskValue>(
         stats: Stats {
             tasks_run,
             peak_held,
+            peak_bytes,
+            spilled_bytes: 0,
             op_times: merge_times([times]),
         },
     })

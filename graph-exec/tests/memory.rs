@@ -1,0 +1,171 @@
+//! A run that respects memory: with many threads it follows the static order
+//! (the results held stay within 1.1 times the order's max pressure, plus
+//! 8); under a memory limit it holds back tasks and spills results, gives
+//! the results of an unlimited run, and names the task whose result alone
+//! does not fit.
+
+mod common;
+
+use common::{leaves, max_pressure};
+use graph_core::generate::{self, Shape};
+use graph_core::{Dag, Key, TaskGraph, Term};
+use graph_exec::{
+    Dynamic, Error, LocalExecutor, OpError, OpRegistry, Request, RunOptions, TaskValue,
+};
+use graph_order::{OrderConfig, order_graph};
+
+#[test]
+fn many_threads_follow_the_order() {
+    let registry = OpRegistry::<Dynamic>::builtins();
+    for shape in Shape::ALL {
+        let graph = shape.generate(100_000, 5);
+        let order = order_graph(&graph, &OrderConfig::default()).unwrap();
+        let pressure = max_pressure(graph.topology().unwrap(), order.priorities());
+        let bound = (1.1 * pressure as f64) as usize + 8;
+        let options = RunOptions {
+            priorities: Some(order.priorities()),
+            ..RunOptions::default()
+        };
+        for threads in [2, 4] {
+            let run = LocalExecutor::with_threads(threads)
+                .run(&graph, &registry, &leaves(&graph), &options)
+                .unwrap();
+            assert!(
+                run.stats.peak_held <= bound,
+                "{} on {threads} threads held {} results, the order {pressure}",
+                shape.name(),
+                run.stats.peak_held
+            );
+        }
+    }
+}
+
+/// Runs `graph` on `threads` threads in its static order, within `limit`.
+fn run_within(graph: &TaskGraph, threads: usize, limit: Option<u64>) -> graph_exec::Run<Dynamic> {
+    let order = order_graph(graph, &OrderConfig::default()).unwrap();
+    let options = RunOptions {
+        priorities: Some(order.priorities()),
+        memory_limit: limit,
+        ..RunOptions::default()
+    };
+    LocalExecutor::with_threads(threads)
+        .run(graph, &OpRegistry::builtins(), &leaves(graph), &options)
+        .unwrap()
+}
+
+#[test]
+fn a_limit_spills_and_keeps_the_results() {
+    for shape in Shape::ALL {
+        let graph = generate::with_value_bytes(&shape.generate(1_500, 2), 4_000);
+        let free = run_within(&graph, 2, None);
+        assert!(free.stats.peak_bytes > 0 && free.stats.spilled_bytes == 0);
+        // A third of what the unlimited run holds, and room for a task's
+        // inputs and result.
+        let widest = graph
+            .topology()
+            .unwrap()
+            .node_ids()
+            .map(|n| graph.topology().unwrap().dependencies(n).len() as u64 + 1)
+            .max()
+            .unwrap();
+        let limit = (free.stats.peak_bytes / 3).max(widest * 4_200);
+        for threads in [1, 2, 4] {
+            let limited = run_within(&graph, threads, Some(limit));
+            assert_eq!(
+                limited.output,
+                free.output,
+                "{} on {threads} threads",
+                shape.name()
+            );
+            assert!(
+                limited.stats.peak_bytes <= limit,
+                "{} on {threads} threads held {} bytes, limit {limit}",
+                shape.name(),
+                limited.stats.peak_bytes
+            );
+            if free.stats.peak_bytes > limit + widest * 4_200 {
+                assert!(
+                    limited.stats.spilled_bytes > 0,
+                    "{} spilled nothing",
+                    shape.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_result_larger_than_the_limit_names_its_task() {
+    let graph = TaskGraph::builder()
+        .task("small", Term::call("blob", [Term::lit(100)]))
+        .task(
+            ("big", 1),
+            Term::call("blob", [Term::lit(1_000_000), Term::key("small")]),
+        )
+        .task("sum", Term::call("checksum", [Term::key(("big", 1))]))
+        .build()
+        .unwrap();
+    let options = RunOptions {
+        memory_limit: Some(100_000),
+        ..RunOptions::default()
+    };
+    let err = LocalExecutor::with_threads(2)
+        .run(
+            &graph,
+            &OpRegistry::builtins(),
+            &Request::from("sum"),
+            &options,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::TooLarge { key, .. } if *key == Key::from(("big", 1))),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("task ('big', 1): its result takes 1000"),
+        "{err}"
+    );
+}
+
+/// A value type that does not know how to spill itself.
+#[derive(Clone, Debug, PartialEq)]
+struct Plain(Vec<u8>);
+
+impl TaskValue for Plain {
+    fn from_literal(literal: &graph_core::Value) -> Result<Plain, OpError> {
+        match literal {
+            graph_core::Value::Int(n) => Ok(Plain(vec![0; *n as usize])),
+            _ => Err("only sizes".into()),
+        }
+    }
+    fn from_list(items: Vec<Plain>) -> Plain {
+        Plain(items.into_iter().flat_map(|p| p.0).collect())
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
+}
+
+#[test]
+fn a_value_type_that_cannot_spill_says_so() {
+    // Ten roots of 1 kB each, all read by one task: ten times what the
+    // limit lets stay in memory, so something must spill.
+    let mut graph = TaskGraph::new();
+    for i in 0..10 {
+        graph.insert(("root", i), Term::lit(1_000)).unwrap();
+    }
+    let refs = (0..10).map(|i| Term::key(("root", i)));
+    graph.insert("all", Term::list(refs)).unwrap();
+    let mut registry = OpRegistry::<Plain>::new();
+    registry.register("unused", |a| Ok(a[0].clone()));
+    let options = RunOptions {
+        memory_limit: Some(3_000),
+        ..RunOptions::default()
+    };
+    let err = LocalExecutor::with_threads(1)
+        .run(&graph, &registry, &Request::from("all"), &options)
+        .unwrap_err();
+    // The roots spill while waiting; that fails for this type.
+    assert!(err.to_string().contains("cannot be spilled"), "{err}");
+}
