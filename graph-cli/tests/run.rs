@@ -20,7 +20,14 @@ fn json_output_has_the_results_and_counters() {
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     common::assert_fields(
         &run.stdout,
-        &["results", "tasks_run", "peak_held", "seconds"],
+        &[
+            "results",
+            "tasks_run",
+            "peak_held",
+            "seconds",
+            "peak_bytes",
+            "spilled_bytes",
+        ],
     );
     assert_eq!(report["results"], serde_json::json!([[["b", 1], 42]]));
     assert_eq!(report["tasks_run"], 2);

@@ -100,6 +100,8 @@ fn processes_give_the_local_executors_results() {
                     "cut_edges",
                     "transfer_bytes",
                     "values_sent",
+                    "peak_bytes",
+                    "spilled_bytes",
                 ],
             );
             let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
