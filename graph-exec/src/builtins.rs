@@ -368,35 +368,82 @@ impl OpRegistry<Dynamic> {
     }
 }
 
-/// A 64-bit FNV-1a hash of the values' encoded contents.
+/// A 64-bit hash of the values' contents, eight bytes at a time: the same
+/// values hash alike in every process and on every machine.
 fn checksum(values: &[Dynamic]) -> u64 {
-    let mut bytes = Vec::new();
-    for value in values {
-        value.encode(&mut bytes);
+    let mut hash = Hasher::default();
+    let mut stack: Vec<&Dynamic> = values.iter().rev().collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            Dynamic::None => hash.word(1),
+            Dynamic::Bool(b) => hash.word(2 + u64::from(*b)),
+            Dynamic::Int(i) => {
+                hash.word(4);
+                hash.word(*i as u64);
+            }
+            Dynamic::Float(x) => {
+                hash.word(5);
+                hash.word(x.to_bits());
+            }
+            Dynamic::Str(s) => {
+                hash.word(6);
+                hash.bytes(s.as_bytes());
+            }
+            Dynamic::List(items) => {
+                hash.word(7);
+                hash.word(items.len() as u64);
+                stack.extend(items.iter().rev());
+            }
+        }
     }
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    hash.0
 }
 
-/// `n` bytes of lowercase hexadecimal text drawn from `seed`: a value of a
-/// known size whose content depends on the seed.
+/// A multiply-and-shift mixer over 64-bit words.
+struct Hasher(u64);
+
+impl Default for Hasher {
+    fn default() -> Hasher {
+        Hasher(0x243f_6a88_85a3_08d3)
+    }
+}
+
+impl Hasher {
+    fn word(&mut self, word: u64) {
+        self.0 = (self.0 ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 ^= self.0 >> 29;
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.word(bytes.len() as u64);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.word(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut last = [0_u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.word(u64::from_le_bytes(last));
+    }
+}
+
+/// `n` bytes of printable ASCII drawn from `seed`: a value of a known size
+/// whose content depends on the seed.
 fn blob(n: usize, seed: u64) -> Result<String> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut bytes: Vec<u8> = Vec::new();
     bytes
         .try_reserve_exact(n)
         .map_err(|_| format!("blob() of {n} bytes: not enough memory"))?;
     let mut state = seed;
     while bytes.len() < n {
-        // SplitMix64, sixteen hex digits at a time.
+        // SplitMix64, each byte mapped into '@'..='\x7f' (ASCII, so UTF-8).
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
-        let take = (n - bytes.len()).min(16);
-        bytes.extend((0..take).map(|i| HEX[((z >> (60 - 4 * i)) & 0xf) as usize]));
+        let word = (z & 0x3f3f_3f3f_3f3f_3f3f) | 0x4040_4040_4040_4040;
+        let take = (n - bytes.len()).min(8);
+        bytes.extend_from_slice(&word.to_le_bytes()[..take]);
     }
-    Ok(String::from_utf8(bytes).expect("hexadecimal digits are ASCII"))
+    Ok(String::from_utf8(bytes).expect("the bytes are ASCII"))
 }
