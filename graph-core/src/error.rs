@@ -26,6 +26,19 @@ pub enum Error {
         /// The key it refers to.
         missing: Key,
     },
+    /// A task whose term or key nests deeper than the documented limit.
+    #[error(
+        "task {}: its term or key nests {levels} levels deep, more than the limit of {limit}",
+        Short(key)
+    )]
+    TooDeep {
+        /// The task.
+        key: Key,
+        /// How deep it nests.
+        levels: usize,
+        /// [`json::MAX_NESTING`](crate::json::MAX_NESTING).
+        limit: usize,
+    },
     /// The dependencies of a graph form a cycle.
     #[error("cycle: {} {}", Path(keys), CycleNote { len: keys.len(), noun: "task" })]
     Cycle {
@@ -274,6 +287,24 @@ impl fmt::Display for CycleNote {
             f.write_str("(each task depends on the next)")
         } else {
             f.write_str("(each depends on the next)")
+        }
+    }
+}
+
+/// A key that may nest deep, spelled whole when short and cut to its first
+/// 200 characters when long.
+struct Short<'a>(&'a Key);
+
+impl fmt::Display for Short<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.nesting() > 32 {
+            let mut text = String::new();
+            // Formatting into a String cannot fail.
+            let _ = fmt::write(&mut text, format_args!("{}", self.0));
+            let cut: String = text.chars().take(200).collect();
+            write!(f, "{cut}...")
+        } else {
+            write!(f, "{}", self.0)
         }
     }
 }

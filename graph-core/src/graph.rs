@@ -140,8 +140,11 @@ impl TaskGraph {
     ///
     /// # Errors
     ///
-    /// [`Error::DuplicateKey`] if a task already has this key, and
-    /// [`Error::TooLarge`] past `u32` ids.
+    /// [`Error::DuplicateKey`] if a task already has this key,
+    /// [`Error::TooLarge`] past `u32` ids, and [`Error::TooDeep`] for a term
+    /// or key that nests deeper than [`json::MAX_NESTING`](crate::json::MAX_NESTING)
+    /// levels (what no command could read back, and what recursive code
+    /// could not take).
     pub fn insert(&mut self, key: impl Into<Key>, term: Term) -> Result<NodeId, Error> {
         self.insert_task(key.into(), Task::new(term))
     }
@@ -165,6 +168,18 @@ impl TaskGraph {
             return Err(Error::TooLarge {
                 what: "tasks",
                 count: self.tasks.len() + 1,
+            });
+        }
+        let levels = match &task.body {
+            Body::Term(term) => term.levels(),
+            Body::Opaque(deps) => deps.iter().map(Key::nesting).max().unwrap_or(0),
+        }
+        .max(key.nesting());
+        if levels > crate::json::MAX_NESTING {
+            return Err(Error::TooDeep {
+                key,
+                levels,
+                limit: crate::json::MAX_NESTING,
             });
         }
         let node = match self.tasks.entry(key) {

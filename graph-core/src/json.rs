@@ -18,7 +18,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 
@@ -136,7 +135,9 @@ fn parse_text(bytes: Vec<u8>) -> Result<TaskGraph, Error> {
 }
 
 /// Writes a graph to a file, gzip-compressed when the name ends in `.gz`, or
-/// to standard output when `path` is `-`.
+/// to standard output when `path` is `-`. A file is written whole or not at
+/// all ([`file::write_atomically`](crate::file::write_atomically)): a failure
+/// leaves the old file as it was.
 ///
 /// # Errors
 ///
@@ -154,15 +155,18 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
         origin: path.display().to_string(),
         error: Box::new(source),
     };
-    let file = File::create(path).map_err(|err| within(Error::Io(err)))?;
     let gzip = path.extension().is_some_and(|ext| ext == "gz");
-    let written = if gzip {
-        let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-        write(graph, &mut encoder).and_then(|()| encoder.finish().map(drop).map_err(Error::Io))
-    } else {
-        write(graph, file)
-    };
-    written.map_err(within)
+    crate::file::write_atomically(path, |file| {
+        if gzip {
+            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            write(graph, &mut encoder)?;
+            encoder.finish()?;
+            Ok(())
+        } else {
+            write(graph, file)
+        }
+    })
+    .map_err(within)
 }
 
 /// Writes a graph as `taskgraph-json/1`, one task per line.
@@ -370,6 +374,9 @@ impl Context {
 }
 
 fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
+    // A UTF-8 byte order mark, which some editors write, is not JSON; it
+    // says nothing, so it is passed over.
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let context = Context::default();
     let mut json = serde_json::Deserializer::from_slice(bytes);
     // Terms nest as deep as the chains fused into them: serde_json's limit of

@@ -72,6 +72,20 @@ impl Key {
         }
     }
 
+    /// How many tuples the key nests, one inside the next: `0` for a string
+    /// or a number, `1` for `('x', 0)`, `2` for `('x', (0, 1))`.
+    pub fn nesting(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 0_usize)];
+        while let Some((key, depth)) = stack.pop() {
+            if let Key::Tuple(parts) = key {
+                deepest = deepest.max(depth + 1);
+                stack.extend(parts.iter().map(|part| (part, depth + 1)));
+            }
+        }
+        deepest
+    }
+
     fn kind_rank(&self) -> u8 {
         match self {
             Key::Int(_) | Key::Float(_) => 0,

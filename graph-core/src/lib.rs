@@ -23,6 +23,7 @@
 
 mod dag;
 mod error;
+pub mod file;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 pub mod generate;

@@ -205,12 +205,46 @@ impl Term {
     /// assert_eq!(Term::key("x").nesting(), 0);
     /// ```
     pub fn nesting(&self) -> usize {
-        match self {
-            Term::Lit(_) | Term::Ref(_) => 0,
-            Term::Call { args: items, .. } | Term::List(items) => {
-                1 + items.iter().map(Term::nesting).max().unwrap_or(0)
+        // An explicit stack: a term may nest deeper than a thread's stack.
+        let mut deepest = 0;
+        let mut stack = vec![(self, 0_usize)];
+        while let Some((term, depth)) = stack.pop() {
+            if let Term::Call { args: items, .. } | Term::List(items) = term {
+                deepest = deepest.max(depth + 1);
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
             }
         }
+        deepest
+    }
+
+    /// How many levels the term takes in `taskgraph-json/1`: each term
+    /// object (`ref`, `call`, `list`) is one, and each array of a key in a
+    /// reference another, as [`json::MAX_NESTING`](crate::json::MAX_NESTING)
+    /// counts them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::Term;
+    ///
+    /// // call -> ref -> ('x', 0)
+    /// assert_eq!(Term::call("inc", [Term::key(("x", 0))]).levels(), 3);
+    /// assert_eq!(Term::lit(1).levels(), 0);
+    /// ```
+    pub fn levels(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 0_usize)];
+        while let Some((term, depth)) = stack.pop() {
+            match term {
+                Term::Lit(_) => {}
+                Term::Ref(key) => deepest = deepest.max(depth + 1 + key.nesting()),
+                Term::Call { args: items, .. } | Term::List(items) => {
+                    deepest = deepest.max(depth + 1);
+                    stack.extend(items.iter().map(|item| (item, depth + 1)));
+                }
+            }
+        }
+        deepest
     }
 }
 

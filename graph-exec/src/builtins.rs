@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::{Dynamic, OpError, OpRegistry};
+use crate::{Dynamic, OpError, OpRegistry, TaskValue};
 
 type Result<T> = std::result::Result<T, OpError>;
 
@@ -56,10 +56,33 @@ fn overflow() -> OpError {
     "integer overflow".into()
 }
 
-fn add2(a: &Dynamic, b: &Dynamic) -> Result<Dynamic> {
+/// Refuses a value of `bytes` bytes, which `op` is about to make, when it
+/// is larger than `limit`: checked before allocating, so that a value too
+/// large ends its task with an error instead of the process.
+fn fits(op: &str, bytes: u64, limit: u64) -> Result<()> {
+    if bytes > limit {
+        fail(format!(
+            "{op}(): the result would take {bytes} bytes, more than the limit of {limit} bytes for one value"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The bytes of a list of `n` items (their own storage; what they share is
+/// not copied).
+fn list_bytes(n: usize) -> u64 {
+    (n as u64).saturating_mul(std::mem::size_of::<Dynamic>() as u64)
+}
+
+fn add2(a: &Dynamic, b: &Dynamic, limit: u64) -> Result<Dynamic> {
     match (a, b) {
-        (Dynamic::Str(x), Dynamic::Str(y)) => Ok(Dynamic::Str(format!("{x}{y}").into())),
+        (Dynamic::Str(x), Dynamic::Str(y)) => {
+            fits("add", x.len() as u64 + y.len() as u64, limit)?;
+            Ok(Dynamic::Str(format!("{x}{y}").into()))
+        }
         (Dynamic::List(x), Dynamic::List(y)) => {
+            fits("add", list_bytes(x.len() + y.len()), limit)?;
             Ok(Dynamic::List(x.iter().chain(y.iter()).cloned().collect()))
         }
         _ => match pair("+", a, b)? {
@@ -169,6 +192,25 @@ impl OpRegistry<Dynamic> {
     /// Integer arithmetic that overflows 64 bits is an error, as is division
     /// by zero or the log of a non-positive number.
     pub fn builtins() -> Self {
+        OpRegistry::builtins_with_value_limit(crate::memory::default_value_limit())
+    }
+
+    /// [`OpRegistry::builtins`] whose ops refuse, before allocating it, a
+    /// value of more than `limit` bytes (`add` and `sum` of strings or lists,
+    /// `concat`, `format`, `blob`). The default ([`OpRegistry::builtins`])
+    /// is half of the machine's memory.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_exec::{Dynamic, OpRegistry};
+    ///
+    /// let registry = OpRegistry::<Dynamic>::builtins_with_value_limit(10);
+    /// let add = registry.get("add").unwrap();
+    /// let err = add(&[Dynamic::from("hello "), Dynamic::from("world")]).unwrap_err();
+    /// assert_eq!(err.to_string(), "add(): the result would take 11 bytes, more than the limit of 10 bytes for one value");
+    /// ```
+    pub fn builtins_with_value_limit(limit: u64) -> Self {
         let mut r = OpRegistry::new();
         r.register("identity", |a| {
             arity("identity", a, 1)?;
@@ -183,9 +225,9 @@ impl OpRegistry<Dynamic> {
             std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
             Ok(a[0].clone())
         });
-        r.register("inc", |a| {
+        r.register("inc", move |a| {
             arity("inc", a, 1)?;
-            add2(&a[0], &Dynamic::Int(1))
+            add2(&a[0], &Dynamic::Int(1), limit)
         });
         r.register("dec", |a| {
             arity("dec", a, 1)?;
@@ -198,9 +240,9 @@ impl OpRegistry<Dynamic> {
                 other => Ok(Dynamic::Float(-float_of("neg", other)?)),
             }
         });
-        r.register("add", |a| {
+        r.register("add", move |a| {
             arity("add", a, 2)?;
-            add2(&a[0], &a[1])
+            add2(&a[0], &a[1], limit)
         });
         r.register("sub", |a| {
             arity("sub", a, 2)?;
@@ -226,10 +268,10 @@ impl OpRegistry<Dynamic> {
             }
             Ok(Dynamic::Float(x.ln()))
         });
-        r.register("sum", |a| {
+        r.register("sum", move |a| {
             items("sum", a)?
                 .iter()
-                .try_fold(Dynamic::Int(0), |acc, x| add2(&acc, x))
+                .try_fold(Dynamic::Int(0), |acc, x| add2(&acc, x, limit))
         });
         r.register("max", |a| extreme("max", a, std::cmp::Ordering::Greater));
         r.register("min", |a| extreme("min", a, std::cmp::Ordering::Less));
@@ -269,9 +311,18 @@ impl OpRegistry<Dynamic> {
                 )),
             }
         });
-        r.register("concat", |a| {
-            let mut out = Vec::new();
-            for part in items("concat", a)? {
+        r.register("concat", move |a| {
+            let parts = items("concat", a)?;
+            let total: usize = parts
+                .iter()
+                .map(|part| match part {
+                    Dynamic::List(items) => items.len(),
+                    _ => 0,
+                })
+                .sum();
+            fits("concat", list_bytes(total), limit)?;
+            let mut out = Vec::with_capacity(total);
+            for part in parts {
                 match part {
                     Dynamic::List(items) => out.extend(items.iter().cloned()),
                     other => {
@@ -320,11 +371,20 @@ impl OpRegistry<Dynamic> {
                 )),
             }
         });
-        r.register("format", |a| {
+        r.register("format", move |a| {
             let Some((template, args)) = a.split_first() else {
                 return fail("format() needs a template");
             };
             let template = text("format", template)?;
+            // A value spells in at most about three bytes per byte it holds.
+            let spelled: u64 = args
+                .iter()
+                .map(|arg| match arg {
+                    Dynamic::Str(s) => s.len() as u64,
+                    other => other.size_bytes().unwrap_or(0).saturating_mul(3),
+                })
+                .sum();
+            fits("format", template.len() as u64 + spelled, limit)?;
             let mut out = String::with_capacity(template.len());
             let mut pieces = template.split("{}");
             out.push_str(pieces.next().unwrap_or(""));
@@ -348,7 +408,7 @@ impl OpRegistry<Dynamic> {
             Ok(Dynamic::Str(text("upper", &a[0])?.to_uppercase().into()))
         });
         r.register("checksum", |a| Ok(Dynamic::Int(checksum(a) as i64)));
-        r.register("blob", |a| {
+        r.register("blob", move |a| {
             let Some((n, inputs)) = a.split_first() else {
                 return fail("blob() takes a size and inputs, got no arguments");
             };
@@ -362,6 +422,7 @@ impl OpRegistry<Dynamic> {
                     ));
                 }
             };
+            fits("blob", n as u64, limit)?;
             Ok(Dynamic::Str(blob(n, checksum(inputs))?.into()))
         });
         r

@@ -92,6 +92,15 @@ pub enum Error {
     /// The run was cancelled through its [`CancelHandle`](crate::CancelHandle).
     #[error("the run was cancelled")]
     Cancelled,
+    /// A result that nests deeper than the limit every command can print,
+    /// send and store.
+    #[error("task {key}: its result nests more than {limit} levels deep (lists within lists)")]
+    TooDeep {
+        /// The task.
+        key: Key,
+        /// [`graph_core::json::MAX_NESTING`].
+        limit: usize,
+    },
     /// A result (or a task's inputs with its result) larger than the run's
     /// memory limit.
     #[error(

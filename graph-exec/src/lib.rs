@@ -29,6 +29,7 @@ mod failure;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod local;
+mod memory;
 mod plan;
 mod registry;
 mod request;
@@ -40,6 +41,7 @@ pub use compiled::CompiledGraph;
 pub use error::{Error, OpError};
 pub use failure::{TaskFailure, panic_message};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
+pub use memory::{default_memory_limit, default_value_limit, machine_memory};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};

@@ -5,10 +5,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use graph_core::json::MAX_NESTING;
 use graph_core::{Body, Dag, Key, NodeId, TaskGraph, Term, Topology};
 use rustc_hash::FxHashMap;
 
 use crate::{Error, OpFn, OpRegistry, Output, Request, TaskValue};
+
+/// How much stack the recursive walks over terms keep free before each
+/// level, and how much they add when less is left: terms nest up to
+/// [`MAX_NESTING`] levels, deeper than a thread's stack holds.
+const RED_ZONE: usize = 64 * 1024;
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// A term with its references resolved to nodes and its ops to indices.
 pub(crate) enum Expr<T> {
@@ -28,6 +35,8 @@ pub(crate) enum Failure {
     Unscheduled {
         input: NodeId,
     },
+    /// The result nests deeper than the limit.
+    TooDeep,
 }
 
 /// Time spent in one op over a run.
@@ -191,7 +200,11 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         let expr = self.exprs[node.index()]
             .as_ref()
             .expect("only needed tasks are evaluated");
-        self.eval_expr(expr, fetch, stack, times)
+        let value = self.eval_expr(expr, fetch, stack, times)?;
+        if value.nesting(MAX_NESTING) > MAX_NESTING {
+            return Err(Failure::TooDeep);
+        }
+        Ok(value)
     }
 
     fn eval_expr(
@@ -207,7 +220,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             Expr::Call { op, args } => {
                 let base = stack.len();
                 for arg in args.iter() {
-                    let value = self.eval_expr(arg, fetch, stack, times)?;
+                    let value = self.eval_nested(arg, fetch, stack, times)?;
                     stack.push(value);
                 }
                 let function = &self.ops[*op as usize].1;
@@ -234,11 +247,30 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             Expr::List(items) => {
                 let base = stack.len();
                 for item in items.iter() {
-                    let value = self.eval_expr(item, fetch, stack, times)?;
+                    let value = self.eval_nested(item, fetch, stack, times)?;
                     stack.push(value);
                 }
                 Ok(T::from_list(stack.drain(base..).collect()))
             }
+        }
+    }
+
+    /// [`Plan::eval_expr`] on an argument or item: terms nest up to
+    /// [`MAX_NESTING`] levels, so a nested one gets stack where it needs it.
+    fn eval_nested(
+        &self,
+        expr: &Expr<T>,
+        fetch: &mut impl FnMut(NodeId) -> Option<T>,
+        stack: &mut Vec<T>,
+        times: &mut [OpTime],
+    ) -> Result<T, Failure> {
+        match expr {
+            Expr::Call { .. } | Expr::List(_) => {
+                stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+                    self.eval_expr(expr, fetch, stack, times)
+                })
+            }
+            Expr::Lit(_) | Expr::Input(_) => self.eval_expr(expr, fetch, stack, times),
         }
     }
 
@@ -270,6 +302,10 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             Failure::Unscheduled { input } => Error::Unscheduled {
                 key,
                 input: self.graph.key(input).clone(),
+            },
+            Failure::TooDeep => Error::TooDeep {
+                key,
+                limit: MAX_NESTING,
             },
         }
     }
@@ -387,7 +423,9 @@ impl<T: TaskValue> Compiler<'_, T> {
             Term::Call { op, args } => {
                 let args = args
                     .iter()
-                    .map(|arg| self.compile(key, arg))
+                    .map(|arg| {
+                        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.compile(key, arg))
+                    })
                     .collect::<Result<_, _>>()?;
                 let op = match self.op_index.get(op.as_str()) {
                     Some(&index) => index,
@@ -412,7 +450,9 @@ impl<T: TaskValue> Compiler<'_, T> {
             Term::List(items) => Expr::List(
                 items
                     .iter()
-                    .map(|item| self.compile(key, item))
+                    .map(|item| {
+                        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.compile(key, item))
+                    })
                     .collect::<Result<_, _>>()?,
             ),
         })

@@ -37,6 +37,16 @@ pub trait TaskValue: Clone + Send + Sync + 'static {
         None
     }
 
+    /// How many lists (or other containers) the value nests, one inside the
+    /// next, counting no further than `limit + 1`. An executor refuses a
+    /// result that nests deeper than [`graph_core::json::MAX_NESTING`]
+    /// levels: what no command could print, send or store. The default, 0,
+    /// suits a type that does not nest.
+    fn nesting(&self, limit: usize) -> usize {
+        let _ = limit;
+        0
+    }
+
     /// Writes the value to `out` so that [`TaskValue::unspill`] reads it
     /// back equal: what a run under a memory limit does with the results it
     /// needs latest (see [`RunOptions::memory_limit`](crate::RunOptions)).
@@ -86,7 +96,7 @@ pub struct NotSpillable;
 /// let list = Dynamic::from(vec![Dynamic::Int(1), Dynamic::from("a")]);
 /// assert_eq!(list.to_string(), "[1, 'a']");
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Dynamic {
     /// Python's `None`.
     None,
@@ -100,6 +110,73 @@ pub enum Dynamic {
     Str(Arc<str>),
     /// A list.
     List(Arc<[Dynamic]>),
+}
+
+/// Values are equal when they are the same value, lists item by item,
+/// compared with a stack of their own so that values nested however deep
+/// compare. Floats compare as floats (`NaN` is not equal to itself).
+impl PartialEq for Dynamic {
+    fn eq(&self, other: &Dynamic) -> bool {
+        let mut stack: Vec<(&Dynamic, &Dynamic)> = vec![(self, other)];
+        while let Some(pair) = stack.pop() {
+            let same = match pair {
+                (Dynamic::None, Dynamic::None) => true,
+                (Dynamic::Bool(a), Dynamic::Bool(b)) => a == b,
+                (Dynamic::Int(a), Dynamic::Int(b)) => a == b,
+                (Dynamic::Float(a), Dynamic::Float(b)) => a == b,
+                (Dynamic::Str(a), Dynamic::Str(b)) => a == b,
+                (Dynamic::List(a), Dynamic::List(b)) => {
+                    if Arc::ptr_eq(a, b) {
+                        continue;
+                    }
+                    if a.len() != b.len() {
+                        return false;
+                    }
+                    stack.extend(a.iter().zip(b.iter()));
+                    true
+                }
+                _ => false,
+            };
+            if !same {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Dropping a list takes apart the lists it alone holds with a stack of its
+/// own, so that a value nested however deep is freed without recursion.
+impl Drop for Dynamic {
+    fn drop(&mut self) {
+        let Dynamic::List(items) = self else {
+            return;
+        };
+        let Some(items) = Arc::get_mut(items) else {
+            return;
+        };
+        let mut stack: Vec<Dynamic> = Vec::new();
+        take_lists(items, &mut stack);
+        while let Some(mut value) = stack.pop() {
+            if let Dynamic::List(items) = &mut value
+                && let Some(items) = Arc::get_mut(items)
+            {
+                take_lists(items, &mut stack);
+            }
+            // `value` now holds no list it alone owns: dropping it recurses
+            // no further.
+        }
+    }
+}
+
+/// Moves the lists among `items` onto `stack`, leaving `None` in their
+/// place.
+fn take_lists(items: &mut [Dynamic], stack: &mut Vec<Dynamic>) {
+    for item in items {
+        if matches!(item, Dynamic::List(_)) {
+            stack.push(std::mem::replace(item, Dynamic::None));
+        }
+    }
 }
 
 impl Dynamic {
@@ -149,6 +226,21 @@ impl TaskValue for Dynamic {
             }
         }
         Some(bytes)
+    }
+
+    fn nesting(&self, limit: usize) -> usize {
+        let mut deepest = 0;
+        let mut stack: Vec<(&Dynamic, usize)> = vec![(self, 0)];
+        while let Some((value, depth)) = stack.pop() {
+            if let Dynamic::List(items) = value {
+                deepest = deepest.max(depth + 1);
+                if deepest > limit {
+                    break;
+                }
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
+            }
+        }
+        deepest
     }
 
     fn spill(&self, out: &mut dyn Write) -> Result<(), OpError> {
@@ -331,52 +423,92 @@ impl From<Vec<Dynamic>> for Dynamic {
 }
 
 impl fmt::Display for Dynamic {
+    /// Python's spelling, written with a stack of its own so that a value
+    /// nested however deep prints.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Dynamic::None => f.write_str("None"),
-            Dynamic::Bool(b) => write!(f, "{}", graph_core::Value::Bool(*b)),
-            Dynamic::Int(i) => write!(f, "{i}"),
-            Dynamic::Float(x) => write!(f, "{}", graph_core::Value::Float(*x)),
-            Dynamic::Str(s) => write!(f, "{}", graph_core::Value::Str(Box::from(&**s))),
-            Dynamic::List(items) => {
-                f.write_str("[")?;
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{item}")?;
+        enum Step<'a> {
+            Value(&'a Dynamic),
+            Text(&'static str),
+        }
+        let mut stack = vec![Step::Value(self)];
+        while let Some(step) = stack.pop() {
+            let value = match step {
+                Step::Text(text) => {
+                    f.write_str(text)?;
+                    continue;
                 }
-                f.write_str("]")
+                Step::Value(value) => value,
+            };
+            match value {
+                Dynamic::None => f.write_str("None")?,
+                Dynamic::Bool(b) => write!(f, "{}", graph_core::Value::Bool(*b))?,
+                Dynamic::Int(i) => write!(f, "{i}")?,
+                Dynamic::Float(x) => write!(f, "{}", graph_core::Value::Float(*x))?,
+                Dynamic::Str(s) => write!(f, "{}", graph_core::Value::Str(Box::from(&**s)))?,
+                Dynamic::List(items) => {
+                    f.write_str("[")?;
+                    stack.push(Step::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        if i > 0 {
+                            stack.push(Step::Text(", "));
+                        }
+                    }
+                }
             }
         }
+        Ok(())
     }
 }
 
+/// JSON's spelling: `null`, `true`, numbers, strings, arrays. A float JSON
+/// cannot spell is written `{"float": "nan"}`, `{"float": "inf"}` or
+/// `{"float": "-inf"}`, never `null`, so that it reads back as what it was.
 impl Serialize for Dynamic {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Dynamic::None => serializer.serialize_unit(),
             Dynamic::Bool(b) => serializer.serialize_bool(*b),
             Dynamic::Int(i) => serializer.serialize_i64(*i),
-            Dynamic::Float(x) => serializer.serialize_f64(*x),
+            Dynamic::Float(x) if x.is_finite() => serializer.serialize_f64(*x),
+            Dynamic::Float(x) => {
+                use serde::ser::SerializeMap;
+                let spelling = if x.is_nan() {
+                    "nan"
+                } else if *x > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                };
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("float", spelling)?;
+                map.end()
+            }
             Dynamic::Str(s) => serializer.serialize_str(s),
             Dynamic::List(items) => {
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items.iter() {
-                    seq.serialize_element(item)?;
-                }
-                seq.end()
+                // Lists nest as deep as the runs that built them (up to
+                // graph_core::json::MAX_NESTING): the stack grows as needed.
+                stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || {
+                    let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                    for item in items.iter() {
+                        seq.serialize_element(item)?;
+                    }
+                    seq.end()
+                })
             }
         }
     }
 }
 
-/// A [`Dynamic`] in a serde form that says its own type, for formats that do
-/// not (bincode, which carries values between processes).
+/// A [`Dynamic`] in a serde form that any serde format reads back, for the
+/// formats that do not describe their own types (bincode, which carries
+/// values between processes).
 ///
 /// [`Dynamic`]'s own [`Serialize`] writes plain JSON (`1`, `"a"`), which only
-/// a self-describing format can read back; `Tagged` writes each value as an
-/// enum variant (`Int(1)`, `Str("a")`), so any serde format round-trips it.
+/// a self-describing format can read back; `Tagged` writes the bytes of
+/// [`Dynamic::encode`], which say each value's type, and reads them with
+/// [`Dynamic::decode`]: neither recurses, so a value nested however deep
+/// travels.
 ///
 /// # Example
 ///
@@ -385,87 +517,47 @@ impl Serialize for Dynamic {
 ///
 /// let value = Tagged(Dynamic::from(vec![Dynamic::Int(1), Dynamic::from("a")]));
 /// let json = serde_json::to_string(&value).unwrap();
-/// assert_eq!(json, r#"{"List":[{"Int":1},{"Str":"a"}]}"#);
 /// let back: Tagged = serde_json::from_str(&json).unwrap();
 /// assert_eq!(back, value);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tagged(pub Dynamic);
 
-/// The variant names of [`Tagged`], in the order of [`Dynamic`]'s variants.
-const VARIANTS: &[&str] = &["None", "Bool", "Int", "Float", "Str", "List"];
-
 impl Serialize for Tagged {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        /// The items of a list, each tagged, without copying them.
-        struct Items<'a>(&'a [Dynamic]);
-
-        impl Serialize for Items<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-                for item in self.0 {
-                    seq.serialize_element(&TaggedRef(item))?;
-                }
-                seq.end()
-            }
-        }
-
-        /// A borrowed `Tagged`.
-        struct TaggedRef<'a>(&'a Dynamic);
-
-        impl Serialize for TaggedRef<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let name = "Dynamic";
-                match self.0 {
-                    Dynamic::None => serializer.serialize_unit_variant(name, 0, VARIANTS[0]),
-                    Dynamic::Bool(b) => {
-                        serializer.serialize_newtype_variant(name, 1, VARIANTS[1], b)
-                    }
-                    Dynamic::Int(i) => {
-                        serializer.serialize_newtype_variant(name, 2, VARIANTS[2], i)
-                    }
-                    Dynamic::Float(x) => {
-                        serializer.serialize_newtype_variant(name, 3, VARIANTS[3], x)
-                    }
-                    Dynamic::Str(s) => {
-                        serializer.serialize_newtype_variant(name, 4, VARIANTS[4], &**s)
-                    }
-                    Dynamic::List(items) => {
-                        serializer.serialize_newtype_variant(name, 5, VARIANTS[5], &Items(items))
-                    }
-                }
-            }
-        }
-
-        TaggedRef(&self.0).serialize(serializer)
+        let mut bytes = Vec::new();
+        self.0.encode(&mut bytes);
+        serializer.serialize_bytes(&bytes)
     }
 }
 
 impl<'de> Deserialize<'de> for Tagged {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Tagged, D::Error> {
-        /// What `Tagged` writes, read back with serde's derived enum reader.
-        #[derive(serde::Deserialize)]
-        #[serde(rename = "Dynamic")]
-        enum Owned {
-            None,
-            Bool(bool),
-            Int(i64),
-            Float(f64),
-            Str(String),
-            List(Vec<Owned>),
-        }
+        struct Bytes;
 
-        fn convert(owned: Owned) -> Dynamic {
-            match owned {
-                Owned::None => Dynamic::None,
-                Owned::Bool(b) => Dynamic::Bool(b),
-                Owned::Int(i) => Dynamic::Int(i),
-                Owned::Float(x) => Dynamic::Float(x),
-                Owned::Str(s) => Dynamic::Str(s.into()),
-                Owned::List(items) => Dynamic::List(items.into_iter().map(convert).collect()),
+        impl<'de> serde::de::Visitor<'de> for Bytes {
+            type Value = Tagged;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("the bytes of an encoded value")
+            }
+
+            fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Tagged, E> {
+                Dynamic::decode(bytes).map(Tagged).map_err(E::custom)
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Tagged, A::Error> {
+                let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+                while let Some(byte) = seq.next_element::<u8>()? {
+                    bytes.push(byte);
+                }
+                self.visit_bytes(&bytes)
             }
         }
 
-        Owned::deserialize(deserializer).map(|owned| Tagged(convert(owned)))
+        deserializer.deserialize_bytes(Bytes)
     }
 }

@@ -1,0 +1,60 @@
+//! Writing a file so that a failure or an interrupt never leaves a partial
+//! file or destroys the old one.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Writes `path` through `write`: into a temporary file in the same
+/// directory, which replaces `path` (by a rename) only once `write` has
+/// succeeded and everything is flushed to the file. When `write` fails, or
+/// the process is interrupted, `path` keeps its old content, byte for byte,
+/// and the temporary file is removed (a process killed outright leaves at
+/// most a hidden `.NAME.*.tmp` file next to it).
+///
+/// # Errors
+///
+/// The error of `write`, or of making, flushing or renaming the file; `E`
+/// takes I/O errors through `From`.
+///
+/// # Example
+///
+/// ```
+/// use std::io::Write;
+///
+/// let path = std::env::temp_dir().join(format!("graph-core-file-{}.txt", std::process::id()));
+/// std::fs::write(&path, "old")?;
+/// let failed: Result<(), std::io::Error> = graph_core::file::write_atomically(&path, |out| {
+///     out.write_all(b"half of the new")?;
+///     Err(std::io::Error::other("the disk is full"))
+/// });
+/// assert!(failed.is_err());
+/// assert_eq!(std::fs::read_to_string(&path)?, "old");
+/// graph_core::file::write_atomically(&path, |out| out.write_all(b"new"))?;
+/// assert_eq!(std::fs::read_to_string(&path)?, "new");
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn write_atomically<E: From<io::Error>>(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> Result<(), E> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    {
+        let mut out = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
+    }
+    temp.persist(path).map_err(|err| E::from(err.error))?;
+    Ok(())
+}

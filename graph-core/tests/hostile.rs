@@ -1,0 +1,88 @@
+//! What a hostile but realistic user tries at graph-core's edges: a write
+//! that fails half way keeps the old file, a byte order mark is no problem,
+//! terms nested past the limit are refused when built, not only when read.
+
+use graph_core::{Error, TaskGraph, Term, Value, json};
+
+#[test]
+fn a_failed_write_keeps_the_old_file_and_leaves_nothing_else() {
+    let dir = std::env::temp_dir().join(format!("graph-core-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["graph.json", "graph.json.gz"] {
+        let path = dir.join(name);
+        let good = TaskGraph::builder()
+            .task("x", Term::lit(1))
+            .build()
+            .unwrap();
+        json::write_path(&good, &path).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // Many tasks, then one that JSON cannot spell: the writer fails after
+        // writing most of the graph.
+        let mut bad = TaskGraph::new();
+        for i in 0..10_000 {
+            bad.insert(("t", i), Term::lit(i)).unwrap();
+        }
+        bad.insert("nan", Term::Lit(Value::Float(f64::NAN)))
+            .unwrap();
+        let err = json::write_path(&bad, &path).unwrap_err();
+        assert!(err.to_string().contains("non-finite float"), "{err}");
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "{name}: the old file stays"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{name}: nothing else is left: {left:?}");
+        std::fs::remove_file(&path).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_byte_order_mark_is_passed_over() {
+    let text =
+        "\u{feff}{\"format\": \"taskgraph-json/1\", \"tasks\": [{\"key\": \"x\", \"task\": 1}]}";
+    assert_eq!(json::from_slice(text.as_bytes()).unwrap().len(), 1);
+}
+
+#[test]
+fn terms_too_deep_are_refused_when_built() {
+    // Dropping, comparing and writing a term this deep recurse, which a
+    // 2 MiB stack holds in release builds but not in this unoptimized one.
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(too_deep)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn too_deep() {
+    let mut term = Term::key("x");
+    for _ in 0..json::MAX_NESTING {
+        term = Term::call("inc", [term]);
+    }
+    let mut graph = TaskGraph::new();
+    graph.insert("x", Term::lit(0)).unwrap();
+    let err = graph.insert("deep", term).unwrap_err();
+    assert!(matches!(err, Error::TooDeep { levels: 8193, .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "task 'deep': its term or key nests 8193 levels deep, more than the limit of 8192"
+    );
+    // One level less is taken, and written and read back.
+    let mut term = Term::key("x");
+    for _ in 1..json::MAX_NESTING {
+        term = Term::call("inc", [term]);
+    }
+    graph.insert("deepest", term).unwrap();
+    let text = json::to_string(&graph).unwrap();
+    assert_eq!(json::from_slice(text.as_bytes()).unwrap(), graph);
+}
