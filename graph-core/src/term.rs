@@ -109,7 +109,7 @@ impl OpInterner {
 /// let refs: Vec<&Key> = term.refs().collect();
 /// assert_eq!(refs, [&Key::from("words")]);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub enum Term {
     /// A literal value.
     Lit(Value),
@@ -303,5 +303,123 @@ impl fmt::Display for Term {
 impl From<Value> for Term {
     fn from(value: Value) -> Term {
         Term::Lit(value)
+    }
+}
+
+/// A copy of the term, made with a stack of its own (a term may nest
+/// deeper than a thread's stack); a call or list of literals and references
+/// is copied directly.
+impl Clone for Term {
+    fn clone(&self) -> Term {
+        match self {
+            Term::Lit(value) => Term::Lit(value.clone()),
+            Term::Ref(key) => Term::Ref(key.clone()),
+            Term::Call { args: items, .. } | Term::List(items) if items.iter().all(is_leaf) => {
+                let items = items.iter().map(shallow_clone).collect();
+                rebuild(self, items)
+            }
+            _ => clone_deep(self),
+        }
+    }
+}
+
+fn is_leaf(term: &Term) -> bool {
+    matches!(term, Term::Lit(_) | Term::Ref(_))
+}
+
+/// A literal or reference copied; a call or list copied without its items.
+fn shallow_clone(term: &Term) -> Term {
+    match term {
+        Term::Lit(value) => Term::Lit(value.clone()),
+        Term::Ref(key) => Term::Ref(key.clone()),
+        Term::Call { op, .. } => Term::Call {
+            op: op.clone(),
+            args: Vec::new(),
+        },
+        Term::List(_) => Term::List(Vec::new()),
+    }
+}
+
+/// `like` (a call or list) with `items` in place of its own.
+fn rebuild(like: &Term, items: Vec<Term>) -> Term {
+    match like {
+        Term::Call { op, .. } => Term::Call {
+            op: op.clone(),
+            args: items,
+        },
+        _ => Term::List(items),
+    }
+}
+
+fn clone_deep(root: &Term) -> Term {
+    enum Step<'a> {
+        Enter(&'a Term),
+        /// Put the last `n` terms built into a copy of this call or list.
+        Build(&'a Term, usize),
+    }
+    let mut steps = vec![Step::Enter(root)];
+    let mut built: Vec<Term> = Vec::new();
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Enter(term) => match term {
+                Term::Call { args: items, .. } | Term::List(items) => {
+                    steps.push(Step::Build(term, items.len()));
+                    steps.extend(items.iter().rev().map(Step::Enter));
+                }
+                leaf => built.push(shallow_clone(leaf)),
+            },
+            Step::Build(term, n) => {
+                let items = built.split_off(built.len() - n);
+                built.push(rebuild(term, items));
+            }
+        }
+    }
+    built.pop().expect("the root was built")
+}
+
+/// Terms are equal when they have the same shape, ops, literals and
+/// references, compared with a stack of their own.
+impl PartialEq for Term {
+    fn eq(&self, other: &Term) -> bool {
+        let mut stack = vec![(self, other)];
+        while let Some(pair) = stack.pop() {
+            match pair {
+                (Term::Lit(a), Term::Lit(b)) if a == b => {}
+                (Term::Ref(a), Term::Ref(b)) if a == b => {}
+                (Term::Call { op: a, args: x }, Term::Call { op: b, args: y })
+                    if a == b && x.len() == y.len() =>
+                {
+                    stack.extend(x.iter().zip(y));
+                }
+                (Term::List(x), Term::List(y)) if x.len() == y.len() => {
+                    stack.extend(x.iter().zip(y))
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+/// Dropping a term takes apart the calls and lists it holds with a stack of
+/// its own, so that a term nested however deep (one a rewrite grew past the
+/// limit, say) is freed without recursion.
+impl Drop for Term {
+    fn drop(&mut self) {
+        let (Term::Call { args: items, .. } | Term::List(items)) = self else {
+            return;
+        };
+        if items
+            .iter()
+            .all(|item| matches!(item, Term::Lit(_) | Term::Ref(_)))
+        {
+            return;
+        }
+        let mut stack: Vec<Term> = std::mem::take(items);
+        while let Some(mut term) = stack.pop() {
+            if let Term::Call { args: items, .. } | Term::List(items) = &mut term {
+                stack.append(items);
+            }
+        }
     }
 }

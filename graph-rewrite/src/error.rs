@@ -40,7 +40,19 @@ pub enum Error {
     /// The rewritten graph is not a DAG (a rewrite added a reference that closes
     /// a cycle), as reported by `graph-core`.
     #[error("rewritten graph: {0}")]
-    Graph(#[source] graph_core::Error),
+    Graph(graph_core::Error),
+    /// A rewritten term nests deeper than every command can read back and
+    /// run.
+    #[error(
+        "task {key}: the rewritten term nests {levels} levels deep, more than the limit of {}",
+        graph_core::json::MAX_NESTING
+    )]
+    TooDeep {
+        /// The task.
+        key: Key,
+        /// How deep the rewrite made it.
+        levels: usize,
+    },
     /// A rules file that is not JSON at all.
     #[error("line {line}, column {column}: {message}")]
     Syntax {

@@ -214,6 +214,12 @@ fn check_fixpoint(rules: &RuleSet, term: &Term, max_steps: usize) {
                 );
             }
         }
+        Some(StopReason::TooDeep(levels)) => {
+            assert!(
+                levels > graph_core::json::MAX_NESTING && outcome.term.levels() == levels,
+                "stopped as too deep at {levels} levels on {term}"
+            );
+        }
         None => panic!("Fixpoint gave no stop reason on {term}"),
     }
 }

@@ -40,7 +40,8 @@ impl fmt::Display for RewriteReport {
                 self.step_limited
             ),
             Some(StopReason::Saturated) => f.write_str("; saturated"),
-            None => Ok(()),
+            // A graph whose task grew too deep is an error, not a report.
+            Some(StopReason::TooDeep(_)) | None => Ok(()),
         }
     }
 }
@@ -321,9 +322,22 @@ fn rewrite_task(
     if run.steps == 0 && !step_limited {
         return Ok(None);
     }
+    if let Some(StopReason::TooDeep(levels)) = run.stop {
+        return Err(Error::TooDeep {
+            key: graph.key(node).clone(),
+            levels,
+        });
+    }
     let new = run.term.filter(|new| new != term);
     let mut gained_ref = false;
     if let Some(new) = &new {
+        let levels = new.levels().max(graph.key(node).nesting());
+        if levels > graph_core::json::MAX_NESTING {
+            return Err(Error::TooDeep {
+                key: graph.key(node).clone(),
+                levels,
+            });
+        }
         let old_refs = OldRefs::of(term);
         let mut missing = None;
         new.for_each_ref(&mut |key| {

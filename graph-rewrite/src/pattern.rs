@@ -138,15 +138,25 @@ impl Pattern {
 
 /// A term as a pattern without variables.
 impl From<Term> for Pattern {
-    fn from(term: Term) -> Pattern {
-        match term {
-            Term::Lit(value) => Pattern::Lit(value),
-            Term::Ref(key) => Pattern::Ref(key),
+    fn from(mut term: Term) -> Pattern {
+        // A term frees its own parts (without recursion), so they are taken
+        // out of it rather than moved.
+        match &mut term {
+            Term::Lit(value) => Pattern::Lit(std::mem::replace(value, graph_core::Value::Null)),
+            Term::Ref(key) => Pattern::Ref(key.clone()),
             Term::Call { op, args } => Pattern::Call {
-                op,
-                args: args.into_iter().map(Pattern::from).collect(),
+                op: op.clone(),
+                args: std::mem::take(args)
+                    .into_iter()
+                    .map(Pattern::from)
+                    .collect(),
             },
-            Term::List(items) => Pattern::List(items.into_iter().map(Pattern::from).collect()),
+            Term::List(items) => Pattern::List(
+                std::mem::take(items)
+                    .into_iter()
+                    .map(Pattern::from)
+                    .collect(),
+            ),
         }
     }
 }

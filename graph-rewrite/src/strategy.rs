@@ -4,6 +4,7 @@
 use std::fmt;
 
 use graph_core::Term;
+use graph_core::json::MAX_NESTING;
 
 use crate::RuleSet;
 use crate::net::Matcher;
@@ -45,6 +46,10 @@ pub enum StopReason {
     /// The step limit (carried here) was reached while some rule still
     /// applied somewhere.
     StepLimit(usize),
+    /// The term grew to nest deeper than
+    /// [`graph_core::json::MAX_NESTING`] levels (carried here): what no
+    /// command could write, read back or run.
+    TooDeep(usize),
 }
 
 impl fmt::Display for StopReason {
@@ -52,6 +57,7 @@ impl fmt::Display for StopReason {
         match self {
             StopReason::Saturated => f.write_str("saturated"),
             StopReason::StepLimit(limit) => write!(f, "step limit of {limit} reached"),
+            StopReason::TooDeep(levels) => write!(f, "the term grew {levels} levels deep"),
         }
     }
 }
@@ -238,7 +244,15 @@ impl RuleSet {
             }
             let before = budget;
             match self.bottom_up(source, matcher, &mut budget) {
-                Some(next) => current = Some(next),
+                Some(next) => {
+                    // A rule that grows terms stops here, before the next
+                    // pass walks a term deeper than anything may nest.
+                    let levels = next.levels();
+                    current = Some(next);
+                    if levels > MAX_NESTING {
+                        break StopReason::TooDeep(levels);
+                    }
+                }
                 // A pass that rewrote nothing tried every node as it stands.
                 None if budget == before => break StopReason::Saturated,
                 None => {}
@@ -257,7 +271,9 @@ impl RuleSet {
         if *budget == 0 {
             return None;
         }
-        let rebuilt = match term {
+        // Terms nest up to MAX_NESTING levels: the stack grows where they
+        // need it.
+        let rebuilt = stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || match term {
             Term::Call { op, args } => {
                 self.bottom_up_items(args, matcher, budget)
                     .map(|args| Term::Call {
@@ -267,7 +283,7 @@ impl RuleSet {
             }
             Term::List(items) => self.bottom_up_items(items, matcher, budget).map(Term::List),
             Term::Lit(_) | Term::Ref(_) => None,
-        };
+        });
         if *budget == 0 {
             return rebuilt;
         }

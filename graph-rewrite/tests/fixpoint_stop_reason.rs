@@ -1,12 +1,14 @@
 //! Property: under `Fixpoint`, a run that stops `Saturated` leaves no match
 //! anywhere in the result, and one that stops at the step limit made exactly
-//! that many rewrites and still has a match.
+//! that many rewrites and still has a match; a rule that grows terms stops
+//! when the term nests past the limit.
 
 mod common;
 
 use common::{naive_matches_anywhere, random_rules, random_term, rules, term};
+use graph_core::Term;
 use graph_core::generate::Rng;
-use graph_rewrite::{RewriteStrategy, StopReason};
+use graph_rewrite::{Pattern, RewriteRule, RewriteStrategy, RuleSet, StopReason};
 
 #[test]
 fn saturated_means_no_match_left() {
@@ -33,6 +35,11 @@ fn saturated_means_no_match_left() {
                     limited += 1;
                     assert_eq!((limit, outcome.steps), (max_steps, max_steps));
                     assert!(naive_matches_anywhere(&rules, &outcome.term));
+                }
+                Some(StopReason::TooDeep(levels)) => {
+                    panic!(
+                        "terms of depth 4 and rules of small depth cannot grow to {levels} levels in 40 steps"
+                    )
                 }
                 None => panic!("Fixpoint always gives a stop reason"),
             }
@@ -79,5 +86,28 @@ fn looping_rules_stop_at_the_limit() {
     assert_eq!(
         StopReason::StepLimit(7).to_string(),
         "step limit of 7 reached"
+    );
+}
+
+#[test]
+fn a_rule_that_grows_terms_stops_at_the_nesting_limit() {
+    // inc(x) -> inc(inc(x)): every pass makes the term one call deeper.
+    let x = || Pattern::var("x");
+    let rules = RuleSet::new([RewriteRule::new(
+        Pattern::call("inc", [x()]),
+        Pattern::call("inc", [Pattern::call("inc", [x()])]),
+    )
+    .unwrap()]);
+    let term = Term::call("inc", [Term::key("a")]);
+    // On a thread with the default 2 MiB stack.
+    let outcome = std::thread::spawn(move || {
+        rules.run(&term, RewriteStrategy::Fixpoint { max_steps: 20_000 })
+    })
+    .join()
+    .unwrap();
+    assert!(
+        matches!(outcome.stop, Some(StopReason::TooDeep(levels)) if levels > graph_core::json::MAX_NESTING),
+        "{:?}",
+        outcome.stop
     );
 }
