@@ -219,6 +219,22 @@ fn partition(
     if n_workers == 1 || n_nodes == 0 {
         return Ok(vec![0; n_nodes]);
     }
+    if n_workers > n_nodes {
+        // More workers than tasks: every worker's share is below one task,
+        // so the balance bound lets no worker have two, and every edge is
+        // cut whatever is done. Each task goes to a worker of its own, the
+        // `n_nodes` with the most slots (ties to the lower index), in the
+        // locality order: work in the number of tasks, not of workers.
+        let mut by_slots: Vec<usize> = (0..n_workers).collect();
+        by_slots.sort_by_key(|&w| (std::cmp::Reverse(workers.slots(w)), w));
+        by_slots.truncate(n_nodes);
+        by_slots.sort_unstable();
+        let mut res = vec![0_u32; n_nodes];
+        for (&node, &worker) in dependency_post_order(dag).iter().zip(&by_slots) {
+            res[node as usize] = worker as u32;
+        }
+        return Ok(res);
+    }
     let mut total: f64 = weights.iter().sum();
     if total <= 0.0 {
         // Nothing costs anything: balance task counts instead.

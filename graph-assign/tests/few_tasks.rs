@@ -48,3 +48,20 @@ fn the_empty_graph_gives_an_empty_assignment() {
     let metrics = common::metrics(&dag, &workers, &assignment);
     assert_eq!((metrics.edge_cut, metrics.imbalance), (0, 1.0));
 }
+
+#[test]
+fn far_more_workers_than_tasks_use_the_roomiest_workers() {
+    // 200 tasks on 200 000 workers, the last ones with more slots: the
+    // placement uses at most 200 workers, those with the most slots, and
+    // does work in the number of tasks (it used to take minutes).
+    let graph = graph_core::generate::random_dag(200, 3);
+    let dag = graph.topology().unwrap();
+    let slots = (0..200_000_u32).map(|w| if w >= 199_800 { 2 } else { 1 });
+    let workers = Workers::with_slots(slots).unwrap();
+    let assignment = assign(dag, &workers, None, None).unwrap();
+    common::assert_valid("assign", dag, &workers, &assignment);
+    assert!(
+        assignment.as_slice().iter().all(|&w| w >= 199_800),
+        "the workers with two slots come first"
+    );
+}
