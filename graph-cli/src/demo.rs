@@ -84,7 +84,7 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     )?;
     across_step(&mut out, &graph, &keys)?;
     writeln!(out)?;
-    picture_step(&mut out, &graph, priorities)?;
+    picture_step(&mut out, &graph)?;
     Ok(())
 }
 
@@ -316,31 +316,74 @@ fn across_step(out: &mut impl Write, graph: &TaskGraph, keys: &[Key]) -> anyhow:
     Ok(())
 }
 
-/// Draws the graph coloured by its order into `demo.svg` (or `demo.dot`
-/// when Graphviz is not installed), never over an existing file: the first
-/// free name of `demo.svg`, `demo-2.svg`, ... is taken, and said.
-fn picture_step(
-    out: &mut impl Write,
-    graph: &TaskGraph,
-    priorities: Vec<u32>,
-) -> anyhow::Result<()> {
-    let dot = crate::viz::to_dot(graph, &crate::viz::Colours::Order(priorities))?;
-    let svg = free_name("demo", "svg");
-    match crate::viz::write(&dot, &svg) {
-        Ok(()) => writeln!(
+/// Draws the graph in each kind of picture `taskgraph viz` makes: by order,
+/// by memory pressure, by worker, collapsed into its groups, and as an
+/// interactive page; SVG (or DOT when Graphviz is not installed), never over
+/// an existing file: the first free name of `demo-order.svg`,
+/// `demo-order-2.svg`, ... is taken, and said.
+fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
+    use crate::viz::{Colour, Options, draw};
+    let kinds = [
+        ("demo-order", "coloured by its order (dark purple first)", Options::default()),
+        (
+            "demo-memorypressure",
+            "coloured by how many results are held when each task runs",
+            Options {
+                colour: Colour::Memorypressure,
+                ..Options::default()
+            },
+        ),
+        (
+            "demo-worker",
+            "coloured by worker, 2 workers (cut edges dashed)",
+            Options {
+                colour: Colour::Worker,
+                workers: 2,
+                ..Options::default()
+            },
+        ),
+        (
+            "demo-collapsed",
+            "collapsed into its groups of tasks",
+            Options {
+                collapse: true,
+                ..Options::default()
+            },
+        ),
+    ];
+    writeln!(out, "Pictures of the graph:")?;
+    let mut graphviz = true;
+    for (stem, what, options) in kinds {
+        let svg = free_name(stem, "svg");
+        let written = if graphviz {
+            draw(graph, "word count", &options, &svg).map(|()| svg)
+        } else {
+            Err(anyhow::anyhow!("Graphviz is not installed"))
+        };
+        let path = match written {
+            Ok(path) => path,
+            Err(err) => {
+                graphviz = false;
+                let dot = free_name(stem, "dot");
+                draw(graph, "word count", &options, &dot)?;
+                writeln!(out, "  ({err:#})")?;
+                dot
+            }
+        };
+        writeln!(out, "  {}: {what}", path.display())?;
+    }
+    if graphviz {
+        let page = free_name("demo", "html");
+        let options = Options {
+            colour: Colour::Memorypressure,
+            ..Options::default()
+        };
+        draw(graph, "word count", &options, &page)?;
+        writeln!(
             out,
-            "The graph, coloured by its order (dark red first), is in {}.",
-            svg.display()
-        )?,
-        Err(err) => {
-            let dot_file = free_name("demo", "dot");
-            crate::viz::write(&dot, &dot_file)?;
-            writeln!(
-                out,
-                "The graph, coloured by its order, is in {} ({err:#}).",
-                dot_file.display()
-            )?;
-        }
+            "  {}: a page to pan, zoom and hover over each task",
+            page.display()
+        )?;
     }
     Ok(())
 }

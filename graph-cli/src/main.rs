@@ -54,7 +54,8 @@ enum Command {
     Assign(assign::Args),
     /// Run a graph with the built-in ops on all cores, or across processes, and print the results.
     Run(run::Args),
-    /// Draw a graph coloured by static order or by worker (Graphviz DOT, SVG, PNG).
+    /// Draw a graph coloured by its order, its memory diagnostics or by worker, with a legend,
+    /// or collapsed into its groups (Graphviz DOT, SVG, PNG, PDF, or an interactive HTML page).
     Viz(viz::Args),
     /// Write a seeded test graph (chains, trees, 2-D array shapes, shuffles).
     Generate(generate::Args),

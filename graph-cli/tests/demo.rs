@@ -27,7 +27,19 @@ fn demo_tells_the_whole_story() {
             run.stdout
         );
     }
-    assert!(dir.join("demo.svg").exists() || dir.join("demo.dot").exists());
+    for kind in ["order", "memorypressure", "worker", "collapsed"] {
+        assert!(
+            dir.join(format!("demo-{kind}.svg")).exists()
+                || dir.join(format!("demo-{kind}.dot")).exists(),
+            "demo-{kind}"
+        );
+    }
+    // A second run replaces nothing: it takes the next free names.
+    let before = std::fs::read(dir.join("demo-order.svg")).ok();
+    let again = taskgraph_in(&dir, &["demo"], b"");
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(again.stdout.contains("demo-order-2."), "{}", again.stdout);
+    assert_eq!(std::fs::read(dir.join("demo-order.svg")).ok(), before);
     assert_eq!(run.stderr, "");
     std::fs::remove_dir_all(&dir).unwrap();
 }

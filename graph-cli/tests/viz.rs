@@ -1,12 +1,15 @@
-//! `taskgraph viz`: DOT coloured by order or worker, rendering through
-//! Graphviz, a clear error without it, and a refusal for huge graphs.
+//! `taskgraph viz`: DOT coloured by order or worker with labels that keep
+//! key and order position, rendering through Graphviz, a clear error without
+//! it, the refusal of huge graphs, and errors that name the flag or file.
 
 mod common;
+mod viz_common;
 
 use std::process::{Command, Stdio};
 
 use common::{scratch, taskgraph};
 use graph_core::{generate, json};
+use viz_common::{box_labels, has_dot};
 
 fn tree_text() -> String {
     json::to_string(&generate::tree(16, 4)).unwrap()
@@ -26,10 +29,28 @@ fn dot_by_order_and_by_worker() {
         20,
         "one edge per dependency"
     );
-    assert!(run.stdout.contains("label=\"leaf (0)\\n"), "{}", run.stdout);
-    // The first task is dark red.
+    let labels = box_labels(&run.stdout);
+    assert_eq!(labels.len(), 21);
+    // Each label keeps its key and its order position, and positions are a
+    // permutation of 0..21.
+    assert_eq!(labels[0][0], "leaf (0)");
+    let mut positions: Vec<u32> = labels
+        .iter()
+        .map(|lines| lines[1].trim_start_matches('#').parse().unwrap())
+        .collect();
+    positions.sort_unstable();
+    assert_eq!(positions, (0..21).collect::<Vec<u32>>());
+    // The first task is viridis' dark purple with white text, the last its
+    // yellow with black text.
     assert!(
-        run.stdout.contains("\\n0\", fillcolor=\"#8b0000\""),
+        run.stdout
+            .contains("\\n#0\", fillcolor=\"#440154\", fontcolor=\"#ffffff\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("\\n#20\", fillcolor=\"#fde725\", fontcolor=\"#000000\""),
         "{}",
         run.stdout
     );
@@ -38,7 +59,8 @@ fn dot_by_order_and_by_worker() {
         &["viz", "-", "--color", "worker", "--workers", "2"],
         tree_text().as_bytes(),
     );
-    assert!(run.stdout.contains("worker 1"), "{}", run.stdout);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains(" · worker 1\""), "{}", run.stdout);
     assert!(
         run.stdout.contains("style=dashed"),
         "a tree on two workers has a cut edge"
@@ -46,56 +68,139 @@ fn dot_by_order_and_by_worker() {
 }
 
 #[test]
-fn too_large_graphs_are_refused() {
+fn too_large_graphs_are_refused_with_advice() {
     let run = taskgraph(&["viz", "-", "--max-tasks", "10"], tree_text().as_bytes());
     assert_eq!(run.code, Some(2));
     assert!(
-        run.stderr.contains("more than --max-tasks 10"),
+        run.stderr
+            .contains("- has 21 tasks, more than --max-tasks 10")
+            && run.stderr.contains("--collapse")
+            && run.stderr.contains("fewer chunks or partitions"),
         "{}",
         run.stderr
     );
+    // The default limit is 2,000 tasks.
+    let big = json::to_string(&generate::chain(2_001)).unwrap();
+    let run = taskgraph(&["viz", "-"], big.as_bytes());
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .contains("2001 tasks, more than --max-tasks 2000"),
+        "{}",
+        run.stderr
+    );
+    let ok = json::to_string(&generate::chain(2_000)).unwrap();
+    let run = taskgraph(&["viz", "-"], ok.as_bytes());
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+#[test]
+fn errors_name_the_flag_or_the_file() {
+    let run = taskgraph(&["viz", "-", "--color", "pressure"], tree_text().as_bytes());
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains("--color")
+            && run.stderr.contains("memorypressure")
+            && run.stderr.contains("ages"),
+        "{}",
+        run.stderr
+    );
+    let run = taskgraph(
+        &["viz", "-", "--color", "worker", "--workers", "0"],
+        tree_text().as_bytes(),
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("--workers"), "{}", run.stderr);
+    let dir = scratch("viz-errors");
+    let out = dir.join("tree.jpg");
+    let run = taskgraph(
+        &["viz", "-", "-o", out.to_str().unwrap()],
+        tree_text().as_bytes(),
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .contains("tree.jpg: cannot write .jpg; write .dot, .svg, .png, .pdf or .html"),
+        "{}",
+        run.stderr
+    );
+    let missing = dir.join("missing.json");
+    let run = taskgraph(&["viz", missing.to_str().unwrap()], b"");
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("missing.json"), "{}", run.stderr);
+    let run = taskgraph(
+        &["viz", "-"],
+        b"{\"format\": \"taskgraph-json/1\", \"tasks\": [",
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn dot_files_are_written_whole() {
+    let dir = scratch("viz-dot");
+    let out = dir.join("tree.dot");
+    std::fs::write(&out, "old").unwrap();
+    let run = taskgraph(
+        &["viz", "-", "-o", out.to_str().unwrap()],
+        tree_text().as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .starts_with("digraph taskgraph {")
+    );
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["tree.dot"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn svg_renders_through_graphviz_or_says_to_install_it() {
     let dir = scratch("viz");
     let svg = dir.join("tree.svg");
-    let has_dot = Command::new("dot")
-        .arg("-V")
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
     let run = taskgraph(
         &["viz", "-", "-o", svg.to_str().unwrap()],
         tree_text().as_bytes(),
     );
-    if has_dot {
+    if has_dot() {
         assert_eq!(run.code, Some(0), "{}", run.stderr);
         assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     } else {
         assert!(run.stderr.contains("install Graphviz"), "{}", run.stderr);
     }
-    // Without `dot` on the PATH, the error says what to do.
-    let output = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
-        .args(["viz", "-", "-o", svg.to_str().unwrap()])
-        .env("PATH", "")
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(tree_text().as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        stderr.contains("install Graphviz") && stderr.contains("write a .dot file"),
-        "{stderr}"
-    );
+    // Without `dot` on the PATH, the error says what to do, for pictures and
+    // for pages alike, and leaves no file behind.
+    for name in ["tree2.svg", "tree2.html"] {
+        let out = dir.join(name);
+        let output = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
+            .args(["viz", "-", "-o", out.to_str().unwrap()])
+            .env("PATH", "")
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(tree_text().as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.contains("install Graphviz") && stderr.contains("write a .dot file"),
+            "{stderr}"
+        );
+        assert!(!out.exists());
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

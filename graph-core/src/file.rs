@@ -46,10 +46,20 @@ pub fn write_atomically<E: From<io::Error>>(
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The new file gets the old one's permissions, or those a new file
+    // gets (the process's umask applied), not the temporary file's own.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let permissions = std::fs::metadata(path)
+            .map(|old| old.permissions())
+            .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o666));
+        builder.permissions(permissions);
+    }
+    let mut temp = builder.tempfile_in(dir)?;
     {
         let mut out = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
         write(&mut out)?;

@@ -1,0 +1,219 @@
+//! The figures a picture colours tasks by: each task's order position and
+//! dask's order diagnostics (age, inputs freed, results held when it runs
+//! and when it is released), and its worker.
+
+use graph_core::{Dag, TaskGraph};
+use graph_order::{Diagnostics, Order, OrderConfig, diagnostics, order_graph};
+
+use super::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, VIRIDIS, YL_OR_RD};
+use super::{Colour, Options};
+
+/// Everything a task's label, fill and hover card show, per task (indexed by
+/// node).
+#[derive(Debug)]
+pub(crate) struct Figures {
+    /// What the fill shows.
+    pub(crate) colour: Colour,
+    /// The order's strategy (`dask`, or `auto, kept dfs`).
+    pub(crate) strategy: String,
+    /// Each task's position in the static order.
+    pub(crate) order: Vec<u32>,
+    /// dask's diagnostics of that order.
+    pub(crate) diagnostics: Diagnostics,
+    /// Each task's worker, for [`Colour::Worker`].
+    pub(crate) workers: Option<Vec<u32>>,
+    /// The number of workers behind `workers`.
+    pub(crate) n_workers: u32,
+}
+
+impl Figures {
+    /// Orders `graph` and computes its diagnostics (and, for
+    /// [`Colour::Worker`], places it on workers).
+    ///
+    /// Complexity: that of the ordering and placement, plus O(V + E).
+    pub(crate) fn compute(graph: &TaskGraph, options: &Options) -> anyhow::Result<Figures> {
+        let order = order_graph(graph, &OrderConfig::new(options.strategy.strategy()))?;
+        let strategy = match options.strategy.strategy() {
+            graph_order::Strategy::Auto => format!("auto, kept {}", order.strategy().name()),
+            other => other.name().to_owned(),
+        };
+        let workers = match options.colour {
+            Colour::Worker => Some(super::workers(graph, options.workers as usize)?),
+            _ => None,
+        };
+        Figures::with(
+            graph,
+            options.colour,
+            strategy,
+            order,
+            workers,
+            options.workers,
+        )
+    }
+
+    /// The figures of an order made elsewhere.
+    pub(crate) fn with(
+        graph: &TaskGraph,
+        colour: Colour,
+        strategy: String,
+        order: Order,
+        workers: Option<Vec<u32>>,
+        n_workers: u32,
+    ) -> anyhow::Result<Figures> {
+        let diagnostics = diagnostics(graph.topology()?, &order)?;
+        let n_workers = workers
+            .as_ref()
+            .and_then(|w| w.iter().max())
+            .map_or(n_workers, |&top| n_workers.max(top + 1));
+        Ok(Figures {
+            colour,
+            strategy,
+            order: order.into_priorities(),
+            diagnostics,
+            workers,
+            n_workers,
+        })
+    }
+
+    /// The number of tasks.
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The figure the fill shows for task `index`, `None` for
+    /// [`Colour::None`] (and for [`Colour::Worker`] without workers).
+    pub(crate) fn value(&self, index: usize) -> Option<u32> {
+        let d = &self.diagnostics;
+        Some(match self.colour {
+            Colour::Order => self.order[index],
+            Colour::Ages => d.age[index],
+            Colour::Freed => d.dependencies_freed[index],
+            Colour::Memoryincreases => increase(d, index),
+            Colour::Memorydecreases => decrease(d, index),
+            Colour::Memorypressure => d.data_when_run[index],
+            Colour::Worker => self.workers.as_ref()?[index],
+            Colour::None => return None,
+        })
+    }
+
+    /// The task's figures for its hover card.
+    pub(crate) fn card(&self, index: usize) -> TaskFigures {
+        let d = &self.diagnostics;
+        TaskFigures {
+            order: self.order[index],
+            age: d.age[index],
+            freed: d.dependencies_freed[index],
+            held_when_run: d.data_when_run[index],
+            held_when_released: d.data_when_released[index],
+            increase: increase(d, index),
+            decrease: decrease(d, index),
+            worker: self.workers.as_ref().map(|w| w[index]),
+        }
+    }
+}
+
+/// One task's figures, as the hover card of an HTML page lists them.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub(crate) struct TaskFigures {
+    /// Its position in the order.
+    pub(crate) order: u32,
+    /// dask's `age`.
+    pub(crate) age: u32,
+    /// dask's `num_dependencies_freed`.
+    pub(crate) freed: u32,
+    /// dask's `num_data_when_run`.
+    pub(crate) held_when_run: u32,
+    /// dask's `num_data_when_released`.
+    pub(crate) held_when_released: u32,
+    /// dask's `memoryincreases` figure.
+    pub(crate) increase: u32,
+    /// dask's `memorydecreases` figure.
+    pub(crate) decrease: u32,
+    /// Its worker, when placed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) worker: Option<u32>,
+}
+
+/// dask's `memoryincreases`: `max(0, num_data_when_released - num_data_when_run)`.
+fn increase(d: &Diagnostics, index: usize) -> u32 {
+    d.data_when_released[index].saturating_sub(d.data_when_run[index])
+}
+
+/// dask's `memorydecreases`: `max(0, num_data_when_run - num_data_when_released)`.
+fn decrease(d: &Diagnostics, index: usize) -> u32 {
+    d.data_when_run[index].saturating_sub(d.data_when_released[index])
+}
+
+impl Colour {
+    /// The ramp of a figure's scale (`None` for worker and none).
+    pub(crate) fn ramp(self) -> Option<Ramp> {
+        Some(match self {
+            Colour::Order => VIRIDIS,
+            Colour::Ages => YL_OR_RD,
+            Colour::Freed => GREENS,
+            Colour::Memoryincreases => RD_BU_RED,
+            Colour::Memorydecreases => RD_BU_BLUE,
+            Colour::Memorypressure => REDS,
+            Colour::Worker | Colour::None => return None,
+        })
+    }
+
+    /// The figure's word in a task's label (`age 3`), `None` for order,
+    /// whose figure is the position the label shows anyway.
+    pub(crate) fn word(self) -> Option<&'static str> {
+        match self {
+            Colour::Ages => Some("age"),
+            Colour::Freed => Some("freed"),
+            Colour::Memoryincreases => Some("increase"),
+            Colour::Memorydecreases => Some("decrease"),
+            Colour::Memorypressure => Some("held"),
+            Colour::Worker => Some("worker"),
+            Colour::Order | Colour::None => None,
+        }
+    }
+
+    /// The option's spelling on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Colour::Order => "order",
+            Colour::Ages => "ages",
+            Colour::Freed => "freed",
+            Colour::Memoryincreases => "memoryincreases",
+            Colour::Memorydecreases => "memorydecreases",
+            Colour::Memorypressure => "memorypressure",
+            Colour::Worker => "worker",
+            Colour::None => "none",
+        }
+    }
+
+    /// What the figure means, for the legend (`\n` breaks a line).
+    pub(crate) fn meaning(self) -> &'static str {
+        match self {
+            Colour::Order => "position in the static order, first to last",
+            Colour::Ages => "steps a result stays in memory, until its last dependent runs",
+            Colour::Freed => "inputs a task is the last to use, freed when it runs",
+            Colour::Memoryincreases => {
+                "results held more when a result is released than when its task ran\n\
+                 (large: the task should have run later)"
+            }
+            Colour::Memorydecreases => {
+                "results held fewer when a result is released than when its task ran\n\
+                 (large: the task should have run sooner)"
+            }
+            Colour::Memorypressure => "results held in memory just before a task runs",
+            Colour::Worker => "the worker a task is placed on",
+            Colour::None => "no colouring",
+        }
+    }
+}
+
+/// Checks that `graph`'s tasks are as many as the figures'.
+pub(crate) fn check_len(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<()> {
+    let n = graph.topology()?.node_count();
+    anyhow::ensure!(
+        figures.len() == n,
+        "the figures are for {} tasks, the graph has {n}",
+        figures.len()
+    );
+    Ok(())
+}

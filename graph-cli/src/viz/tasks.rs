@@ -1,0 +1,123 @@
+//! The picture of a graph task by task: a box per task labelled with its key,
+//! its order position and the coloured figure, filled on the colouring's
+//! scale.
+
+use graph_core::{Dag, TaskGraph};
+use serde_json::json;
+
+use super::Colour;
+use super::colour::{Rgb, Scale, worker_colour};
+use super::figures::{Figures, check_len};
+use super::legend::{Legend, thousands};
+use super::picture::{Edge, Node, Picture};
+use super::short_label;
+
+/// The picture of every task of `graph`, coloured by `figures`.
+///
+/// Complexity: O(V + E) time and space.
+pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<Picture> {
+    check_len(graph, figures)?;
+    let topology = graph.topology()?;
+    let colour = figures.colour;
+    let max = (0..figures.len())
+        .filter_map(|i| figures.value(i))
+        .max()
+        .unwrap_or(0);
+    let scale = colour.ramp().map(|ramp| {
+        let top = match colour {
+            // Positions run from 0 to n - 1: the last task is the last colour.
+            Colour::Order => figures.len().saturating_sub(1) as f64,
+            _ => f64::from(max),
+        };
+        Scale::up_to(ramp, top)
+    });
+    let word = colour.word();
+    let mut nodes = Vec::with_capacity(figures.len());
+    let mut cards = Vec::with_capacity(figures.len());
+    for node in topology.node_ids() {
+        let i = node.index();
+        let key = graph.key(node);
+        let card = figures.card(i);
+        let value = figures.value(i);
+        let fill = match (colour, value, &scale) {
+            (Colour::Worker, Some(worker), _) => worker_colour(worker),
+            (_, Some(value), Some(scale)) => scale.colour(f64::from(value)),
+            _ => Rgb::WHITE,
+        };
+        let mut second = format!("#{}", thousands(u64::from(card.order)));
+        if let (Some(word), Some(value)) = (word, value) {
+            second.push_str(&format!(" · {word} {}", thousands(u64::from(value))));
+        }
+        let mut tooltip = vec![
+            key.to_string(),
+            format!(
+                "order #{} · age {} · freed {} · held {} when run, {} when released",
+                card.order, card.age, card.freed, card.held_when_run, card.held_when_released
+            ),
+        ];
+        if let Some(worker) = card.worker {
+            tooltip.push(format!("worker {worker}"));
+        }
+        nodes.push(Node {
+            lines: vec![short_label(key), second],
+            fill,
+            tooltip,
+        });
+        let index = |nodes: &[graph_core::NodeId]| -> Vec<u32> {
+            nodes.iter().map(|n| n.index() as u32).collect()
+        };
+        cards.push(json!({
+            "key": key.to_string(),
+            "figure": value,
+            "figures": card,
+            "deps": index(topology.dependencies(node)),
+            "dependents": index(topology.dependents(node)),
+        }));
+    }
+    let mut edges = Vec::with_capacity(topology.edge_count());
+    for node in topology.node_ids() {
+        for &dep in topology.dependencies(node) {
+            let dashed = matches!(&figures.workers, Some(w) if colour == Colour::Worker
+                && w[dep.index()] != w[node.index()]);
+            edges.push(Edge {
+                from: dep.index() as u32,
+                to: node.index() as u32,
+                label: None,
+                width: 1.0,
+                dashed,
+            });
+        }
+    }
+    let swatches = match (colour, &scale) {
+        (Colour::Worker, _) => Legend::workers(figures.n_workers),
+        (_, Some(scale)) => Legend::scale(scale, true),
+        _ => Vec::new(),
+    };
+    let mut notes = vec![format!(
+        "#n: position in the order ({}) · {} tasks · at most {} results held",
+        figures.strategy,
+        thousands(figures.len() as u64),
+        figures.diagnostics.max_pressure
+    )];
+    if colour == Colour::Worker {
+        notes.push("dashed edges cross between workers".to_owned());
+    }
+    let legend = Legend {
+        title: colour.name().to_owned(),
+        meaning: colour.meaning().to_owned(),
+        swatches,
+        notes,
+    };
+    Ok(Picture {
+        title: format!("{} tasks coloured by {}", figures.len(), colour.name()),
+        nodes,
+        edges,
+        legend,
+        cards: json!({
+            "kind": "tasks",
+            "colour": colour.name(),
+            "word": word.unwrap_or("order"),
+            "nodes": cards,
+        }),
+    })
+}
