@@ -16,7 +16,7 @@ pub(crate) struct Args {
     /// The graph (taskgraph-json/1, optionally gzip; `-` for standard input).
     file: PathBuf,
     /// The number of workers to place the tasks on.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::flags::workers)]
     workers: usize,
     /// `auto`: the partitioner (near METIS' cut, loads within 3%);
     /// `mars`: Mars' initial assignment, for comparison.

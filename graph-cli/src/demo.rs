@@ -67,7 +67,7 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         out,
         "Run on all cores with the built-in ops, asking for print1..3:"
     )?;
-    let run = crate::run::execute(&graph, &keys, 0, &priorities, None)?;
+    let run = crate::run::execute(&graph, &keys, 0, &priorities, None, None)?;
     let values = run.output.items().unwrap_or_default();
     for (key, value) in keys.iter().zip(values.iter().filter_map(Output::value)) {
         writeln!(out, "  {} = {value}", key.python_str())?;
@@ -324,7 +324,11 @@ fn across_step(out: &mut impl Write, graph: &TaskGraph, keys: &[Key]) -> anyhow:
 fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
     use crate::viz::{Colour, Options, draw};
     let kinds = [
-        ("demo-order", "coloured by its order (dark purple first)", Options::default()),
+        (
+            "demo-order",
+            "coloured by its order (dark purple first)",
+            Options::default(),
+        ),
         (
             "demo-memorypressure",
             "coloured by how many results are held when each task runs",

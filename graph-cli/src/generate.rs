@@ -14,7 +14,7 @@ pub(crate) struct Args {
     #[arg(value_parser = parse_shape)]
     shape: Shape,
     /// About how many tasks.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = crate::flags::tasks)]
     tasks: usize,
     /// The seed (used by `random`).
     #[arg(long, default_value_t = 42)]
@@ -22,7 +22,7 @@ pub(crate) struct Args {
     /// Make a graph for testing memory: every task but the leaves computes
     /// a value of B bytes (the built-in op `blob`), the leaves a checksum of
     /// their inputs, and every task carries `"size": B`.
-    #[arg(long, value_name = "B", value_parser = crate::run::parse_size)]
+    #[arg(long, value_name = "B", value_parser = crate::flags::value_bytes)]
     value_bytes: Option<u64>,
     /// Where to write the graph (`.gz` compresses; `-` is standard output).
     #[arg(short, long)]

@@ -8,7 +8,10 @@ use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter};
 
 /// Writes `value` as one line of compact JSON.
-pub(crate) fn write_compact(out: &mut impl Write, value: &impl Serialize) -> anyhow::Result<()> {
+pub(crate) fn write_compact(
+    out: &mut (impl Write + ?Sized),
+    value: &impl Serialize,
+) -> anyhow::Result<()> {
     serde_json::to_writer(&mut *out, value)?;
     out.write_all(b"\n")?;
     Ok(())
@@ -17,7 +20,7 @@ pub(crate) fn write_compact(out: &mut impl Write, value: &impl Serialize) -> any
 /// Writes `value` as one line of JSON whose first `levels` levels of arrays
 /// and objects have a space after each `,` and `:`; deeper ones are compact.
 pub(crate) fn write_spaced(
-    out: &mut impl Write,
+    out: &mut (impl Write + ?Sized),
     value: &impl Serialize,
     levels: usize,
 ) -> anyhow::Result<()> {

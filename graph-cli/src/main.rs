@@ -7,6 +7,7 @@ mod across;
 mod assign;
 mod busy;
 mod demo;
+mod flags;
 mod generate;
 mod graph_file;
 mod json_out;

@@ -29,17 +29,17 @@ pub(crate) struct Args {
     #[arg(long, value_delimiter = ',')]
     fast_ops: Vec<String>,
     /// fuse: the most tasks fused per level, on average (dask's ave_width).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::flags::non_negative)]
     ave_width: f64,
     /// fuse: the widest fused task (default: 1.5 + W * ln(W + 1)).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::flags::non_negative)]
     max_width: Option<f64>,
     /// fuse: the most levels one fused task spans (default: no limit).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::flags::non_negative)]
     max_height: Option<f64>,
     /// fuse: the depth below which a fusion may add input edges (default:
     /// 1.5 * W).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::flags::non_negative)]
     max_depth_new_edges: Option<f64>,
     /// Keep the keys of fused tasks instead of dask's `a-b-c` names.
     #[arg(long)]
@@ -61,8 +61,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         graph_optimize::optimize_owned(graph, &config)?
     };
     crate::graph_file::write(&optimized, &args.output)?;
-    let mut out = std::io::stdout().lock();
-    write_report(&mut out, &report)?;
+    // When the graph goes to standard output, the report goes to standard
+    // error, so that the output stays one graph that the next command reads.
+    if args.output == std::path::Path::new("-") {
+        write_report(&mut std::io::stderr().lock(), &report)?;
+    } else {
+        write_report(&mut std::io::stdout().lock(), &report)?;
+    }
     Ok(())
 }
 

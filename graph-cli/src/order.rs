@@ -1,7 +1,6 @@
 //! `taskgraph order FILE [--strategy auto|dask|tree] [--json] [-o OUT]`: a
 //! static order of a graph's tasks that keeps few results in memory.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -117,13 +116,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         strategy: name,
     };
     if let Some(path) = &args.out {
-        let file =
-            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-        let mut writer = BufWriter::new(file);
-        crate::json_out::write_spaced(&mut writer, &report, 3)?;
-        writer
-            .flush()
-            .with_context(|| format!("{}: cannot write", path.display()))?;
+        graph_core::file::write_atomically(path, |out| {
+            crate::json_out::write_spaced(out, &report, 3)
+        })
+        .with_context(|| format!("{}: cannot write the order", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
     if args.json && args.out.is_none() {

@@ -23,7 +23,7 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t = StrategyArg::BottomUp)]
     strategy: StrategyArg,
     /// The most rewrites per task with --strategy fixpoint [default: 1000].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::flags::steps)]
     max_steps: Option<usize>,
     /// Where to write the rewritten graph (`-` for standard output; a name
     /// ending in .gz is compressed).

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use graph_core::{Key, TaskGraph};
-use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Output, Request, Run, RunOptions};
+use graph_exec::{
+    CancelHandle, Dynamic, LocalExecutor, OpRegistry, Output, Request, Run, RunOptions,
+};
 use serde::Serialize;
 
 use crate::progress::Progress;
@@ -20,32 +22,58 @@ pub(crate) struct Args {
     /// The keys to compute, as a JSON array (default: the graph's leaves).
     #[arg(long)]
     pub(crate) keys: Option<String>,
-    /// Worker threads (default: one per core; with processes, one per
-    /// process).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads, at most 256 (default: one per core; with processes,
+    /// one per process).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
     pub(crate) threads: usize,
     /// Print one JSON object: results, tasks run, peak held, seconds (and,
     /// across processes, the workers, cut edges and transfers).
     #[arg(long)]
     pub(crate) json: bool,
-    /// Start N worker processes on this machine and run across them.
-    #[arg(long, value_name = "N", conflicts_with_all = ["hostfile", "process"])]
+    /// Start N worker processes on this machine (1 to 256) and run across
+    /// them; they prove to each other that they know a fresh random secret.
+    #[arg(long, value_name = "N", conflicts_with_all = ["hostfile", "process"], value_parser = parse_processes)]
     pub(crate) processes: Option<usize>,
     /// Join a run across hosts: one `host:port` per process, the same file
-    /// on every host.
+    /// on every host. The processes must share a secret (TASKGRAPH_SECRET
+    /// or --secret-file).
     #[arg(long, value_name = "FILE", requires = "process")]
     pub(crate) hostfile: Option<PathBuf>,
     /// This process's index in the hostfile; process 0 prints the results.
-    #[arg(long, value_name = "I", requires = "hostfile")]
+    #[arg(long, value_name = "I", requires = "hostfile", value_parser = parse_process)]
     pub(crate) process: Option<usize>,
+    /// Read the run's shared secret from FILE (trailing whitespace removed)
+    /// rather than from the TASKGRAPH_SECRET environment variable; at least
+    /// 16 bytes, the same on every process.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "hostfile",
+        conflicts_with = "processes"
+    )]
+    pub(crate) secret_file: Option<PathBuf>,
+    /// Run across hosts without a secret: anyone who can reach the ports can
+    /// join the run. Only on a trusted network.
+    #[arg(long, requires = "hostfile", conflicts_with_all = ["secret_file", "processes"])]
+    pub(crate) insecure: bool,
     /// Across processes, where each task runs: the output of `taskgraph
     /// assign --json` for processes x threads workers (default: that
     /// command's placement).
     #[arg(long, value_name = "FILE")]
     pub(crate) assignment: Option<PathBuf>,
-    /// Across processes, how many seconds to wait for the others to connect.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    /// Across processes, how many seconds to wait for the others to connect
+    /// (more than 0, at most a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = parse_seconds)]
     pub(crate) connect_timeout: f64,
+    /// Across processes, how many seconds another process may stay silent
+    /// (frozen, or cut off) before the run stops (more than 0, at most a
+    /// day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = parse_seconds)]
+    pub(crate) heartbeat_timeout: f64,
+    /// Started by `--processes`: end when standard input closes (the
+    /// supervisor has died).
+    #[arg(long, hide = true)]
+    pub(crate) supervised: bool,
     /// Hold at most SIZE bytes of results in memory (per process across
     /// processes): plain bytes or with a unit, KB, MB, GB (powers of 1000)
     /// or KiB, MiB, GiB (powers of 1024), e.g. 128MB. Tasks wait for room,
@@ -89,13 +117,55 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// The most processes a run may have, and worker threads per process.
+pub(crate) const MAX_PROCESSES: usize = graph_distributed::MAX_PROCESSES;
+pub(crate) const MAX_THREADS: usize = 256;
+
+/// A number of seconds: finite, more than 0, at most a day.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "give a number of seconds".to_string())?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+        return Err("give a number of seconds more than 0 and at most 86400 (a day)".to_string());
+    }
+    Ok(seconds)
+}
+
+fn parse_count(text: &str, low: usize, high: usize, what: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (low..=high).contains(&n) => Ok(n),
+        _ => Err(format!("give {what} from {low} to {high}")),
+    }
+}
+
+fn parse_threads(text: &str) -> Result<usize, String> {
+    parse_count(
+        text,
+        0,
+        MAX_THREADS,
+        "a number of threads (0: one per core)",
+    )
+}
+
+fn parse_processes(text: &str) -> Result<usize, String> {
+    parse_count(text, 1, MAX_PROCESSES, "a number of processes")
+}
+
+fn parse_process(text: &str) -> Result<usize, String> {
+    parse_count(text, 0, MAX_PROCESSES - 1, "a process index")
+}
+
 impl Args {
     /// How long to wait for the other processes of a run.
-    pub(crate) fn connect_timeout(&self) -> anyhow::Result<Duration> {
-        if !(self.connect_timeout.is_finite() && self.connect_timeout > 0.0) {
-            anyhow::bail!("--connect-timeout must be a positive number of seconds");
-        }
-        Ok(Duration::from_secs_f64(self.connect_timeout))
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.connect_timeout)
+    }
+
+    /// How long another process may stay silent.
+    pub(crate) fn heartbeat_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.heartbeat_timeout)
     }
 }
 
@@ -185,8 +255,33 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         let _busy = crate::busy::Busy::start("ordering");
         priorities_for(&graph)?
     };
+    // Ctrl-C (or SIGTERM) stops the run: the running tasks finish, spilled
+    // results are deleted, and the process exits with status 130.
+    let cancel = CancelHandle::new();
+    {
+        let cancel = cancel.clone();
+        crate::supervise::on_signal(move || cancel.cancel());
+    }
+    let memory_limit = args
+        .memory_limit
+        .unwrap_or_else(graph_exec::default_memory_limit);
     let started = Instant::now();
-    let run = execute(&graph, &keys, args.threads, &priorities, args.memory_limit)?;
+    let run = execute(
+        &graph,
+        &keys,
+        args.threads,
+        &priorities,
+        Some(memory_limit),
+        Some(cancel.clone()),
+    );
+    if cancel.is_cancelled() {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("interrupted");
+        }
+        std::process::exit(crate::supervise::INTERRUPTED);
+    }
+    let run = run?;
     let seconds = started.elapsed().as_secs_f64();
     let values = run
         .output
@@ -214,7 +309,8 @@ pub(crate) fn priorities_for(graph: &TaskGraph) -> anyhow::Result<Vec<u32>> {
 }
 
 /// Runs `keys` on `threads` threads (0: all cores) with the built-in ops,
-/// within `memory_limit` bytes if given, showing a progress bar on a
+/// within `memory_limit` bytes if given (and no value of the built-in ops
+/// larger than that), until `cancel` says stop, showing a progress bar on a
 /// terminal once the run takes over a second.
 pub(crate) fn execute(
     graph: &TaskGraph,
@@ -222,6 +318,7 @@ pub(crate) fn execute(
     threads: usize,
     priorities: &[u32],
     memory_limit: Option<u64>,
+    cancel: Option<CancelHandle>,
 ) -> anyhow::Result<Run<Dynamic>> {
     let request = Request::list(keys.iter().cloned());
     let progress = Progress::default();
@@ -229,14 +326,14 @@ pub(crate) fn execute(
         priorities: Some(priorities),
         callbacks: Some(&progress),
         memory_limit,
+        cancel,
         ..RunOptions::default()
     };
-    let run = LocalExecutor::with_threads(threads).run(
-        graph,
-        &OpRegistry::builtins(),
-        &request,
-        &options,
-    );
+    let registry = match memory_limit {
+        Some(limit) => OpRegistry::builtins_with_value_limit(limit),
+        None => OpRegistry::builtins(),
+    };
+    let run = LocalExecutor::with_threads(threads).run(graph, &registry, &request, &options);
     progress.finish();
     Ok(run?)
 }
@@ -254,6 +351,17 @@ mod tests {
         assert_eq!(parse_size("2KiB"), Ok(2048));
         for bad in ["", "0", "-1MB", "NaN", "inf", "12 parsecs", "1e400", "MB"] {
             assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn seconds_are_finite_positive_and_at_most_a_day() {
+        assert_eq!(super::parse_seconds("0.5"), Ok(0.5));
+        assert_eq!(super::parse_seconds("86400"), Ok(86_400.0));
+        for bad in [
+            "", "0", "-1", "NaN", "inf", "-inf", "1e300", "1e19", "86401", "x",
+        ] {
+            assert!(super::parse_seconds(bad).is_err(), "{bad:?}");
         }
     }
 }
