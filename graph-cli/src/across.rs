@@ -1,26 +1,43 @@
 //! `taskgraph run FILE --hostfile F --process I`: one process of a run
 //! across processes (and hosts), on graph-distributed's timely workers with
-//! graph-exec's compiled tasks over the built-in ops.
+//! graph-exec's compiled tasks over the built-in ops, authenticated by the
+//! shared secret of `TASKGRAPH_SECRET` or `--secret-file`.
 
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use anyhow::{Context, bail};
 use graph_core::{Key, NodeId};
-use graph_distributed::{Cluster, Job};
+use graph_distributed::{Cluster, ClusterProblem, Error, Interrupt, Job};
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request};
 
 use crate::assign::{AssignReport, Placer, place};
 use crate::run::{Across, Args, RunReport};
+use crate::supervise::{INTERRUPTED, SECRET_VARIABLE, on_signal};
 
 /// Process `process` of the run that `hostfile` lists: reads the graph,
 /// places and orders it as every other process does, runs its workers'
-/// share, and (process 0) prints the results.
+/// share, and (process 0) prints the results. Ctrl-C (or SIGTERM), and for
+/// a process started by `--processes` its supervisor's death, end the run
+/// with exit status 130.
 pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<()> {
     quiet_timely_panics();
+    let interrupt = Interrupt::new();
+    {
+        let interrupt = interrupt.clone();
+        on_signal(move || stop(&interrupt));
+    }
+    if args.supervised {
+        watch_supervisor(interrupt.clone());
+    }
     let threads = args.threads.max(1);
     let cluster = Cluster::from_hostfile(hostfile, process, threads)?
-        .with_connect_timeout(args.connect_timeout()?);
+        .with_connect_timeout(args.connect_timeout())
+        .with_heartbeat_timeout(args.heartbeat_timeout())
+        .with_interrupt(interrupt);
+    let cluster = secure(cluster, args)?;
     let graph = Arc::new(crate::graph_file::read(&args.file)?);
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
     let outputs: Vec<NodeId> = keys
@@ -47,7 +64,16 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             &OpRegistry::builtins(),
             &request,
         )?))
-    })?;
+    });
+    let outcome = match outcome {
+        // The run has ended and removed its temporary files: nothing is
+        // left to do but to say so, if anyone still listens.
+        Err(Error::Interrupted) => {
+            let _ = writeln!(std::io::stderr(), "error: {}", Error::Interrupted);
+            std::process::exit(INTERRUPTED);
+        }
+        outcome => outcome?,
+    };
     let seconds = started.elapsed().as_secs_f64();
     let Some(outcome) = outcome else {
         return Ok(());
@@ -91,6 +117,78 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         spilled_bytes: outcome.workers.iter().map(|w| w.spilled_bytes).sum(),
     }
     .print(args.json)
+}
+
+/// The cluster with the run's secret: `--secret-file`'s, else
+/// `TASKGRAPH_SECRET`'s; without either, insecure only when asked to be.
+fn secure(cluster: Cluster, args: &Args) -> anyhow::Result<Cluster> {
+    let (secret, source) = if let Some(path) = &args.secret_file {
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("reading the secret file {}", path.display()))?;
+        (
+            bytes.trim_ascii_end().to_vec(),
+            format!("the secret file {}", path.display()),
+        )
+    } else if let Some(value) = std::env::var_os(SECRET_VARIABLE) {
+        (os_bytes(value), SECRET_VARIABLE.to_string())
+    } else if args.insecure {
+        return Ok(cluster.insecure());
+    } else {
+        bail!(
+            "a run across hosts needs a shared secret, the same for every process: set \
+             {SECRET_VARIABLE} or give --secret-file FILE (at least 16 bytes; for example, \
+             `openssl rand -hex 32`), or pass --insecure to run without one on a trusted network"
+        );
+    };
+    match cluster.with_secret(secret) {
+        Err(Error::Cluster {
+            problem: ClusterProblem::ShortSecret { bytes, min },
+        }) => bail!(
+            "the secret in {source} has {bytes} bytes, too few to keep strangers out: \
+             use at least {min} (for example, `openssl rand -hex 32`)"
+        ),
+        secured => Ok(secured?),
+    }
+}
+
+#[cfg(unix)]
+fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
+    std::os::unix::ffi::OsStringExt::into_vec(value)
+}
+
+#[cfg(not(unix))]
+fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
+    value.to_string_lossy().into_owned().into_bytes()
+}
+
+/// Stops the run: its workers stop at their next look and it removes its
+/// temporary files; should a long task hold it up, the process exits
+/// anyway soon after.
+fn stop(interrupt: &Interrupt) {
+    interrupt.interrupt();
+    std::thread::spawn(|| {
+        std::thread::sleep(crate::supervise::STOP_GRACE);
+        std::process::exit(INTERRUPTED);
+    });
+}
+
+/// A process started by `--processes` reads its standard input, a pipe
+/// whose other end its supervisor holds: the end of it means the
+/// supervisor has died (or wants the run to stop), and the run stops.
+fn watch_supervisor(interrupt: Interrupt) {
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0_u8; 64];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        stop(&interrupt);
+    });
 }
 
 /// timely's threads (and its teardown of connections) panic when a

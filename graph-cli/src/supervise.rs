@@ -1,12 +1,16 @@
 //! `taskgraph run FILE --processes N`: starts N worker processes of this
 //! program on loopback ports, each joining the run as `--hostfile H
-//! --process I` (see `across`), and watches them: a process that fails or
-//! dies ends the run with its cause.
+//! --process I` (see `across`) with a fresh random secret, and watches
+//! them: a process that fails or dies ends the run with its cause. The
+//! workers die with their supervisor: each reads its standard input, a pipe
+//! the supervisor holds open, and stops when it closes.
 
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,18 +22,48 @@ use crate::run::Args;
 /// failed, before they are killed.
 const GRACE: Duration = Duration::from_secs(10);
 
+/// How long an interrupted process takes to end its run and remove its
+/// temporary files before it exits regardless.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The exit status of an interrupted run (as a shell reports SIGINT).
+pub(crate) const INTERRUPTED: i32 = 130;
+
+/// Where a process of a run across hosts finds the run's shared secret
+/// (unless `--secret-file` says).
+pub(crate) const SECRET_VARIABLE: &str = "TASKGRAPH_SECRET";
+
+/// Calls `handler` on SIGINT (Ctrl-C), SIGTERM or SIGHUP.
+pub(crate) fn on_signal(handler: impl FnMut() + Send + 'static) {
+    // Only one handler per process: `run` sets it once, for the supervisor
+    // or for a worker process, never both.
+    let _ = ctrlc::set_handler(handler);
+}
+
 /// Starts `processes` worker processes of this program on loopback ports,
 /// each joining the run as `--hostfile H --process I`; process 0 prints the
 /// results. Ends when all have ended; when one fails or dies, the others get
 /// a grace period and are then killed, and the first cause is the error.
+/// Ctrl-C (or SIGTERM) stops the workers, removes the temporary directory
+/// and exits with status 130.
 pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
-    if processes == 0 {
-        bail!("--processes must be at least 1");
+    let threads = args.threads.max(1);
+    if processes * threads > graph_distributed::MAX_WORKERS {
+        bail!(
+            "--processes {processes} x --threads {threads} is {} workers, more than the {} a run may have",
+            processes * threads,
+            graph_distributed::MAX_WORKERS
+        );
     }
-    args.connect_timeout()?;
     if args.file == Path::new("-") {
         bail!("--processes reads the graph in every process: give a file, not standard input");
     }
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        on_signal(move || stop.store(true, Ordering::SeqCst));
+    }
+    let secret = fresh_secret()?;
     // The hostfile goes into a private directory, removed when it drops.
     let dir = tempfile::Builder::new()
         .prefix("taskgraph-run-")
@@ -41,23 +75,85 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
         free_loopback_addresses(processes)?.join("\n") + "\n",
     )
     .with_context(|| format!("writing {}", hostfile.display()))?;
-    let _busy = crate::busy::Busy::start(format!("running on {processes} processes"));
-    let children = (0..processes)
-        .map(|process| spawn(args, &hostfile, process))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    watch(children)
+    let busy = crate::busy::Busy::start(format!("running on {processes} processes"));
+    let mut children = Vec::with_capacity(processes);
+    for process in 0..processes {
+        match spawn(args, &hostfile, &secret, process) {
+            Ok(child) => children.push(child),
+            Err(err) => {
+                end(children);
+                return Err(err);
+            }
+        }
+    }
+    let watched = watch(children, &stop);
+    drop(busy);
+    // Removed before exiting: `exit` runs no destructor.
+    drop(dir);
+    if watched? == Watched::Interrupted {
+        std::process::exit(INTERRUPTED);
+    }
+    Ok(())
+}
+
+/// 32 random bytes, in hex, for the workers of one run to prove themselves
+/// with; it reaches them through their environment only.
+fn fresh_secret() -> anyhow::Result<String> {
+    let mut bytes = [0_u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|err| anyhow::anyhow!("no random numbers for the run's secret: {err}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Stops worker processes: closes their standard input, which makes them
+/// end their runs (and remove their temporary files); kills those still
+/// there after a grace period.
+fn end(mut workers: Vec<Worker>) {
+    for worker in &mut workers {
+        worker.stdin.take();
+    }
+    let deadline = Instant::now() + STOP_GRACE + Duration::from_secs(1);
+    loop {
+        let mut running = 0;
+        for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
+            worker.status = worker.child.try_wait().ok().flatten();
+            running += usize::from(worker.status.is_none());
+        }
+        if running == 0 {
+            break;
+        }
+        if Instant::now() >= deadline {
+            for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
+                let _ = worker.child.kill();
+                worker.killed_by_us = true;
+                worker.status = worker.child.wait().ok();
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// How watching the workers ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Watched {
+    Done,
+    Interrupted,
 }
 
 /// A worker process and what it writes on standard error.
 struct Worker {
     process: usize,
     child: Child,
+    /// The write end of its standard input: it lives as long as this
+    /// process does, or until the worker is to stop.
+    stdin: Option<ChildStdin>,
     stderr: Option<JoinHandle<String>>,
     status: Option<ExitStatus>,
     killed_by_us: bool,
 }
 
-fn spawn(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<Worker> {
+fn spawn(args: &Args, hostfile: &Path, secret: &str, process: usize) -> anyhow::Result<Worker> {
     let exe = std::env::current_exe().context("finding the taskgraph executable")?;
     let mut command = Command::new(exe);
     command
@@ -67,7 +163,12 @@ fn spawn(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<Worker>
         .arg(hostfile)
         .args(["--process", &process.to_string()])
         .args(["--threads", &args.threads.max(1).to_string()])
-        .args(["--connect-timeout", &args.connect_timeout.to_string()]);
+        .args(["--connect-timeout", &args.connect_timeout.to_string()])
+        .args(["--heartbeat-timeout", &args.heartbeat_timeout.to_string()])
+        .arg("--supervised")
+        // Not on the command line, where any user of the machine could
+        // read it, nor in a file.
+        .env(SECRET_VARIABLE, secret);
     if let Some(keys) = &args.keys {
         command.args(["--keys", keys]);
     }
@@ -81,7 +182,7 @@ fn spawn(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<Worker>
         command.arg("--json");
     }
     command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(if process == 0 {
             Stdio::inherit()
         } else {
@@ -91,6 +192,7 @@ fn spawn(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<Worker>
     let mut child = command
         .spawn()
         .with_context(|| format!("starting worker process {process}"))?;
+    let stdin = child.stdin.take();
     let mut pipe = child.stderr.take().expect("stderr is piped");
     let stderr = std::thread::spawn(move || {
         let mut text = String::new();
@@ -100,16 +202,22 @@ fn spawn(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<Worker>
     Ok(Worker {
         process,
         child,
+        stdin,
         stderr: Some(stderr),
         status: None,
         killed_by_us: false,
     })
 }
 
-/// Waits for every worker process; see [`supervise`].
-fn watch(mut workers: Vec<Worker>) -> anyhow::Result<()> {
+/// Waits for every worker process; see [`run`]. When `stop` is raised,
+/// stops them.
+fn watch(mut workers: Vec<Worker>, stop: &AtomicBool) -> anyhow::Result<Watched> {
     let mut deadline: Option<Instant> = None;
     loop {
+        if stop.load(Ordering::SeqCst) {
+            end(workers);
+            return Ok(Watched::Interrupted);
+        }
         for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
             worker.status = worker.child.try_wait()?;
             if worker.status.is_some_and(|s| !s.success()) && deadline.is_none() {
@@ -151,6 +259,18 @@ fn watch(mut workers: Vec<Worker>) -> anyhow::Result<()> {
             );
         }
     }
+    // A process interrupted on its own (SIGINT to it alone) explains why
+    // the others lost it.
+    if let Some(worker) = workers
+        .iter()
+        .find(|w| !w.killed_by_us && w.status.and_then(|s| s.code()) == Some(INTERRUPTED))
+    {
+        bail!(
+            "worker process {} (pid {}) was interrupted; the run was abandoned",
+            worker.process,
+            worker.child.id()
+        );
+    }
     for (worker, stderr) in workers.iter().zip(&messages) {
         let status = worker.status.expect("every worker has ended");
         if !status.success() {
@@ -168,7 +288,7 @@ fn watch(mut workers: Vec<Worker>) -> anyhow::Result<()> {
             bail!("{error}");
         }
     }
-    Ok(())
+    Ok(Watched::Done)
 }
 
 #[cfg(unix)]

@@ -62,7 +62,10 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
         .collect();
     let handles: Vec<_> = (0..2)
         .map(|process| {
-            let cluster = Cluster::new(addresses.clone(), process, 1).unwrap();
+            let cluster = Cluster::new(addresses.clone(), process, 1)
+                .unwrap()
+                .with_secret(b"the benchmark's own secret")
+                .unwrap();
             let (graph, job) = (Arc::clone(graph), job.clone());
             thread::spawn(move || {
                 run(graph, job, &cluster, |graph, _| {

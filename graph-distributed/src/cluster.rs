@@ -1,24 +1,35 @@
-//! `Cluster`: the processes of a run, how they find each other, and the
-//! connections timely dataflow runs over.
+//! `Cluster`: the processes of a run, how they find each other, the secret
+//! they share, and how long they wait for each other.
 
-use std::any::Any;
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
-use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
-use timely::communication::{Config as Communication, Hooks};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crate::Error;
-use crate::error::{ClusterProblem, HandshakeProblem, HostfileProblem};
+use crate::error::{ClusterProblem, HostfileProblem};
 
 /// How long a process waits for the others to connect, by default.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Tells a connection from another process of a run from anything else.
-const MAGIC: &[u8; 8] = b"tgraph01";
+/// How long another process may stay silent once the run is under way, by
+/// default.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest any timeout may be: longer ones are cut to this.
+pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The shortest heartbeat timeout: shorter ones are raised to this.
+const MIN_HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The most processes a run may have.
+pub const MAX_PROCESSES: usize = 256;
+
+/// The most workers (processes x threads) a run may have.
+pub const MAX_WORKERS: usize = 1024;
+
+/// The shortest secret [`Cluster::with_secret`] takes, in bytes.
+pub const MIN_SECRET_BYTES: usize = 16;
 
 /// The processes of a run and this process's place among them.
 ///
@@ -26,6 +37,13 @@ const MAGIC: &[u8; 8] = b"tgraph01";
 /// per process, and its own index into it, as timely dataflow's `-h` hostfile
 /// and `-p` process options do. Each process has `threads` workers; worker
 /// `w` is thread `w % threads` of process `w / threads`.
+///
+/// Processes of a run prove to each other that they know a shared secret
+/// before any data moves ([`with_secret`](Cluster::with_secret)); a cluster
+/// of several processes runs only with a secret or when marked
+/// [`insecure`](Cluster::insecure). Every process also checks that the others
+/// run the same job on the same graph, and, once the run is under way,
+/// stops when another stays silent longer than the heartbeat timeout.
 ///
 /// # Example
 ///
@@ -36,7 +54,7 @@ const MAGIC: &[u8; 8] = b"tgraph01";
 /// assert_eq!((local.processes(), local.workers()), (1, 2));
 ///
 /// let addresses = vec!["127.0.0.1:2101".to_string(), "127.0.0.1:2102".to_string()];
-/// let second = Cluster::new(addresses, 1, 4)?;
+/// let second = Cluster::new(addresses, 1, 4)?.with_secret(b"sixteen or more bytes")?;
 /// assert_eq!((second.processes(), second.process(), second.workers()), (2, 1, 8));
 /// # Ok::<(), graph_distributed::Error>(())
 /// ```
@@ -46,7 +64,76 @@ pub struct Cluster {
     process: usize,
     threads: usize,
     connect_timeout: Duration,
+    heartbeat_timeout: Duration,
+    auth: Auth,
+    interrupt: Option<Interrupt>,
 }
+
+/// How the processes of a cluster know each other.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum Auth {
+    /// Not said: a cluster of several processes does not run.
+    Unset,
+    /// No secret, on purpose.
+    Insecure,
+    /// The shared secret.
+    Secret(Arc<[u8]>),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is never printed.
+        match self {
+            Auth::Unset => f.write_str("Unset"),
+            Auth::Insecure => f.write_str("Insecure"),
+            Auth::Secret(_) => f.write_str("Secret(..)"),
+        }
+    }
+}
+
+/// Stops a run from another thread (a signal handler, say): every worker
+/// of this process stops at its next look, and [`run`](crate::run) returns
+/// [`Error::Interrupted`]. Clones share one flag.
+///
+/// # Example
+///
+/// ```
+/// use graph_distributed::{Cluster, Interrupt};
+///
+/// let interrupt = Interrupt::new();
+/// let cluster = Cluster::local(2).with_interrupt(interrupt.clone());
+/// assert!(!interrupt.is_interrupted());
+/// interrupt.interrupt(); // from a Ctrl-C handler, say
+/// assert!(interrupt.is_interrupted());
+/// # drop(cluster);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// A flag not raised yet.
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// Raises the flag: the runs that watch it stop.
+    pub fn interrupt(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the flag is raised.
+    pub fn is_interrupted(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl PartialEq for Interrupt {
+    fn eq(&self, other: &Interrupt) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Interrupt {}
 
 impl Cluster {
     /// One process with `threads` workers (at least one); nothing listens on
@@ -57,6 +144,9 @@ impl Cluster {
             process: 0,
             threads: threads.max(1),
             connect_timeout: CONNECT_TIMEOUT,
+            heartbeat_timeout: HEARTBEAT_TIMEOUT,
+            auth: Auth::Unset,
+            interrupt: None,
         }
     }
 
@@ -66,10 +156,17 @@ impl Cluster {
     /// # Errors
     ///
     /// [`Error::Cluster`] when there are no addresses, `process` is out of
-    /// range, or `threads` is zero.
+    /// range, `threads` is zero, or there are more than [`MAX_PROCESSES`]
+    /// processes or [`MAX_WORKERS`] workers in all.
     pub fn new(addresses: Vec<String>, process: usize, threads: usize) -> Result<Cluster, Error> {
+        let processes = addresses.len();
         let problem = if addresses.is_empty() {
             Some(ClusterProblem::NoAddresses)
+        } else if processes > MAX_PROCESSES {
+            Some(ClusterProblem::TooManyProcesses {
+                processes,
+                max: MAX_PROCESSES,
+            })
         } else if process >= addresses.len() {
             Some(ClusterProblem::ProcessOutOfRange {
                 process,
@@ -77,6 +174,12 @@ impl Cluster {
             })
         } else if threads == 0 {
             Some(ClusterProblem::NoThreads)
+        } else if processes.saturating_mul(threads) > MAX_WORKERS {
+            Some(ClusterProblem::TooManyWorkers {
+                processes,
+                threads,
+                max: MAX_WORKERS,
+            })
         } else {
             None
         };
@@ -86,7 +189,7 @@ impl Cluster {
                 addresses,
                 process,
                 threads,
-                connect_timeout: CONNECT_TIMEOUT,
+                ..Cluster::local(threads)
             }),
         }
     }
@@ -121,9 +224,59 @@ impl Cluster {
     }
 
     /// Waits at most `timeout` for the other processes to connect (30 s by
-    /// default).
+    /// default; at most a day). A connection that has not finished its
+    /// handshake within 5 s (or by then) is dropped, and the process goes on
+    /// waiting for the others.
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Cluster {
-        self.connect_timeout = timeout;
+        self.connect_timeout = timeout.min(MAX_TIMEOUT);
+        self
+    }
+
+    /// Stops the run when another process has sent no heartbeat for
+    /// `timeout` (30 s by default; at least 0.1 s, at most a day). Each
+    /// process sends one to every other about four times a timeout, at most
+    /// every second, from a thread of its own: a worker busy with a long
+    /// task does not make its process silent.
+    pub fn with_heartbeat_timeout(mut self, timeout: Duration) -> Cluster {
+        self.heartbeat_timeout = timeout.clamp(MIN_HEARTBEAT_TIMEOUT, MAX_TIMEOUT);
+        self
+    }
+
+    /// The processes prove to each other that they know `secret` before any
+    /// data moves: each sends the other a fresh random challenge and checks
+    /// the answer, an HMAC-SHA256 keyed by the secret; the secret itself
+    /// never travels. Every process of the run must be given the same
+    /// secret.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cluster`] for a secret shorter than [`MIN_SECRET_BYTES`].
+    pub fn with_secret(mut self, secret: impl AsRef<[u8]>) -> Result<Cluster, Error> {
+        let secret = secret.as_ref();
+        if secret.len() < MIN_SECRET_BYTES {
+            return Err(Error::Cluster {
+                problem: ClusterProblem::ShortSecret {
+                    bytes: secret.len(),
+                    min: MIN_SECRET_BYTES,
+                },
+            });
+        }
+        self.auth = Auth::Secret(secret.into());
+        Ok(self)
+    }
+
+    /// Runs without a secret: any program on the network that speaks the
+    /// protocol can join the run as one of its processes. Only for trusted
+    /// networks; every process of the run must be insecure.
+    pub fn insecure(mut self) -> Cluster {
+        self.auth = Auth::Insecure;
+        self
+    }
+
+    /// Watches `interrupt`: once it is raised, the run stops with
+    /// [`Error::Interrupted`].
+    pub fn with_interrupt(mut self, interrupt: Interrupt) -> Cluster {
+        self.interrupt = Some(interrupt);
         self
     }
 
@@ -152,230 +305,28 @@ impl Cluster {
         &self.addresses
     }
 
-    /// Connects to the other processes and builds timely's allocators, one
-    /// per worker thread of this process, with what must outlive them.
-    pub(crate) fn allocators(
-        &self,
-        fingerprint: u64,
-    ) -> Result<(Vec<AllocatorBuilder>, Box<dyn Any + Send>), Error> {
-        if self.addresses.len() <= 1 {
-            return Communication::Process(self.threads)
-                .try_build()
-                .map_err(|message| Error::Timely { message });
-        }
-        let sockets = self.connect(fingerprint)?;
-        let hooks = Hooks::default();
-        let process_allocators = ProcessBuilder::new_typed_vector(
-            self.threads,
-            hooks.refill.clone(),
-            hooks.spill.clone(),
-        );
-        let (builders, guard) = initialize_networking_from_sockets(
-            process_allocators,
-            sockets,
-            self.process,
-            self.threads,
-            hooks,
-        )
-        .map_err(|err| Error::Timely {
-            message: err.to_string(),
-        })?;
-        Ok((
-            builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
-            Box::new(guard),
-        ))
+    /// How long this process waits for the others to connect.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
     }
 
-    /// One connection to every other process (`None` at this process's own
-    /// index), each checked to come from the same run: this process connects
-    /// to every lower index and accepts every higher one, within the connect
-    /// timeout.
-    fn connect(&self, fingerprint: u64) -> Result<Vec<Option<TcpStream>>, Error> {
-        let me = self.process;
-        let n = self.addresses.len();
-        let deadline = Instant::now() + self.connect_timeout;
-        let listener = TcpListener::bind(&self.addresses[me]).map_err(|source| Error::Listen {
-            process: me,
-            address: self.addresses[me].clone(),
-            source,
-        })?;
-        let hello = Hello {
-            process: me as u64,
-            processes: n as u64,
-            fingerprint,
-        };
-        let mut sockets: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
-        for (peer, address) in self.addresses.iter().enumerate().take(me) {
-            let mut stream = self.dial(peer, address, deadline)?;
-            hello
-                .write(&mut stream)
-                .map_err(|err| handshake(address, err))?;
-            let theirs = Hello::read(&mut stream).map_err(|err| handshake(address, err))?;
-            hello.check(&theirs, Some(peer), address)?;
-            sockets[peer] = Some(stream);
-        }
-        listener
-            .set_nonblocking(true)
-            .map_err(|err| handshake("the listener", err))?;
-        while let Some(missing) = (me + 1..n).find(|&p| sockets[p].is_none()) {
-            match listener.accept() {
-                Ok((mut stream, from)) => {
-                    let from = from.to_string();
-                    stream
-                        .set_nonblocking(false)
-                        .and_then(|()| stream.set_read_timeout(Some(remaining(deadline))))
-                        .map_err(|err| handshake(&from, err))?;
-                    let theirs = Hello::read(&mut stream).map_err(|err| handshake(&from, err))?;
-                    hello.check(&theirs, None, &from)?;
-                    let peer = theirs.process as usize;
-                    if peer <= me || sockets[peer].is_some() {
-                        return Err(Error::Handshake {
-                            peer: from,
-                            problem: HandshakeProblem::Unexpected { process: peer },
-                        });
-                    }
-                    hello
-                        .write(&mut stream)
-                        .map_err(|err| handshake(&from, err))?;
-                    sockets[peer] = Some(stream);
-                }
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                    if Instant::now() >= deadline {
-                        return Err(Error::ConnectTimeout {
-                            process: missing,
-                            address: self.addresses[missing].clone(),
-                            waited: self.connect_timeout,
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(err) => return Err(handshake("the listener", err)),
-            }
-        }
-        for stream in sockets.iter().flatten() {
-            // timely's threads read and write with blocking calls and no
-            // timeout: a timeout would look to them like a broken connection.
-            stream
-                .set_read_timeout(None)
-                .and_then(|()| stream.set_nodelay(true))
-                .map_err(|err| handshake("a peer", err))?;
-        }
-        Ok(sockets)
+    /// How long another process may stay silent during the run.
+    pub fn heartbeat_timeout(&self) -> Duration {
+        self.heartbeat_timeout
     }
 
-    /// Connects to process `peer`, retrying until it listens or the deadline
-    /// passes.
-    fn dial(&self, peer: usize, address: &str, deadline: Instant) -> Result<TcpStream, Error> {
-        let timeout = || Error::ConnectTimeout {
-            process: peer,
-            address: address.to_string(),
-            waited: self.connect_timeout,
-        };
-        loop {
-            let attempt = resolve(address).and_then(|socket| {
-                TcpStream::connect_timeout(
-                    &socket,
-                    remaining(deadline).max(Duration::from_millis(1)),
-                )
-            });
-            match attempt {
-                Ok(stream) => {
-                    stream
-                        .set_read_timeout(Some(remaining(deadline).max(Duration::from_millis(1))))
-                        .map_err(|err| handshake(address, err))?;
-                    return Ok(stream);
-                }
-                Err(_) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(_) => return Err(timeout()),
-            }
-        }
-    }
-}
-
-/// What two processes tell each other first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Hello {
-    process: u64,
-    processes: u64,
-    fingerprint: u64,
-}
-
-impl Hello {
-    fn write(&self, stream: &mut TcpStream) -> io::Result<()> {
-        let mut bytes = [0_u8; 32];
-        bytes[..8].copy_from_slice(MAGIC);
-        bytes[8..16].copy_from_slice(&self.process.to_le_bytes());
-        bytes[16..24].copy_from_slice(&self.processes.to_le_bytes());
-        bytes[24..].copy_from_slice(&self.fingerprint.to_le_bytes());
-        stream.write_all(&bytes)
+    /// Whether the processes run without a secret, on purpose.
+    pub fn is_insecure(&self) -> bool {
+        self.auth == Auth::Insecure
     }
 
-    fn read(stream: &mut TcpStream) -> Result<Hello, HandshakeProblem> {
-        let mut bytes = [0_u8; 32];
-        stream.read_exact(&mut bytes)?;
-        if &bytes[..8] != MAGIC {
-            return Err(HandshakeProblem::WrongGreeting);
-        }
-        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-        Ok(Hello {
-            process: word(8),
-            processes: word(16),
-            fingerprint: word(24),
-        })
+    pub(crate) fn auth(&self) -> &Auth {
+        &self.auth
     }
 
-    /// Checks a peer's greeting against ours (and the index we dialled).
-    fn check(&self, theirs: &Hello, expected: Option<usize>, peer: &str) -> Result<(), Error> {
-        let problem = if theirs.processes != self.processes {
-            Some(HandshakeProblem::ProcessCount {
-                theirs: theirs.processes,
-                ours: self.processes,
-            })
-        } else if theirs.process >= self.processes
-            || expected.is_some_and(|p| p as u64 != theirs.process)
-        {
-            Some(HandshakeProblem::WrongProcess {
-                process: theirs.process,
-            })
-        } else if theirs.fingerprint != self.fingerprint {
-            Some(HandshakeProblem::DifferentJob {
-                process: theirs.process,
-                theirs: theirs.fingerprint,
-                ours: self.fingerprint,
-            })
-        } else {
-            None
-        };
-        match problem {
-            Some(problem) => Err(Error::Handshake {
-                peer: peer.to_string(),
-                problem,
-            }),
-            None => Ok(()),
-        }
+    pub(crate) fn interrupt(&self) -> Option<&Interrupt> {
+        self.interrupt.as_ref()
     }
-}
-
-fn handshake(peer: &str, problem: impl Into<HandshakeProblem>) -> Error {
-    Error::Handshake {
-        peer: peer.to_string(),
-        problem: problem.into(),
-    }
-}
-
-fn remaining(deadline: Instant) -> Duration {
-    deadline.saturating_duration_since(Instant::now())
-}
-
-fn resolve(address: &str) -> io::Result<SocketAddr> {
-    address.to_socket_addrs()?.next().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{address} resolves to nothing"),
-        )
-    })
 }
 
 /// The addresses of a hostfile's text, or the 1-based line at fault.

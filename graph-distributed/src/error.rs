@@ -63,19 +63,21 @@ pub enum Error {
         problem: HostfileProblem,
     },
     /// This process could not listen on its own address.
-    #[error("process {process} cannot listen on {address}: {source}")]
+    #[error("process {process} cannot listen on {address}: {error}")]
     Listen {
         /// This process.
         process: usize,
         /// Its address.
         address: String,
-        /// Why not.
-        source: std::io::Error,
+        /// Why not. (Not a `source()`: the message already says it, and
+        /// error chains would print it twice.)
+        error: std::io::Error,
     },
     /// Another process did not connect in time.
     #[error(
-        "process {process} ({address}) did not connect within {} s; is it running?",
-        waited.as_secs_f64()
+        "process {process} ({address}) did not connect within {} s; is it running?{}",
+        seconds(waited),
+        strays(dropped, *dropped_count)
     )]
     ConnectTimeout {
         /// The process that did not connect.
@@ -84,15 +86,56 @@ pub enum Error {
         address: String,
         /// How long this process waited.
         waited: Duration,
+        /// The first few connections this process dropped meanwhile: from
+        /// strangers, or from processes with another secret.
+        dropped: Vec<Stray>,
+        /// How many connections it dropped in all.
+        dropped_count: usize,
     },
-    /// A connection that is not another process of this run.
-    #[error("connection with {peer}: {problem}")]
+    /// A connection that is not another process of this run, or another
+    /// process of the run that does not run the same job.
+    #[error("handshake with {} failed: {problem}", who(*process, peer))]
     Handshake {
         /// Who connected, as far as known (an address).
         peer: String,
+        /// The process index it has (dialled) or proved, if any.
+        process: Option<usize>,
         /// What is wrong.
         problem: HandshakeProblem,
     },
+    /// A cluster of several processes with neither a shared secret nor
+    /// leave to run without one.
+    #[error(
+        "a run across processes needs a shared secret to keep strangers out \
+         (Cluster::with_secret), or to be marked insecure (Cluster::insecure)"
+    )]
+    NoSecret,
+    /// Another process stopped answering (it is frozen, or the network
+    /// between the two is cut) before the run finished.
+    #[error(
+        "process {process} ({address}) has not answered for {} s (is it frozen, or is the network cut?); the run was stopped",
+        seconds(waited)
+    )]
+    Silent {
+        /// The silent process.
+        process: usize,
+        /// Its address.
+        address: String,
+        /// How long it had been silent.
+        waited: Duration,
+    },
+    /// Another process went away (it died, or its connection closed)
+    /// before the run finished.
+    #[error("process {process} ({address}) went away before the run finished (did it die?)")]
+    Lost {
+        /// The process.
+        process: usize,
+        /// Its address.
+        address: String,
+    },
+    /// The run was interrupted ([`Interrupt`](crate::Interrupt)).
+    #[error("the run was interrupted")]
+    Interrupted,
     /// The timely runtime could not start.
     #[error("timely dataflow could not start: {message}")]
     Timely {
@@ -180,6 +223,36 @@ pub enum ClusterProblem {
     /// A process was given no worker thread.
     #[error("a process needs at least one thread")]
     NoThreads,
+    /// More processes than a run may have.
+    #[error("{processes} processes, more than the {max} a run may have")]
+    TooManyProcesses {
+        /// How many were given.
+        processes: usize,
+        /// The most a run may have.
+        max: usize,
+    },
+    /// More workers (processes x threads) than a run may have.
+    #[error(
+        "{processes} processes x {threads} threads is more than the {max} workers a run may have"
+    )]
+    TooManyWorkers {
+        /// Processes.
+        processes: usize,
+        /// Threads per process.
+        threads: usize,
+        /// The most workers a run may have.
+        max: usize,
+    },
+    /// A secret too short to keep strangers from guessing it.
+    #[error(
+        "a secret of {bytes} bytes is too short to keep strangers out: use at least {min} random bytes"
+    )]
+    ShortSecret {
+        /// Its length.
+        bytes: usize,
+        /// The shortest allowed.
+        min: usize,
+    },
 }
 
 /// What is wrong with a hostfile.
@@ -200,16 +273,43 @@ pub enum HostfileProblem {
     Empty,
 }
 
-/// Why a connection is not another process of this run.
+/// Why a connection is not another process of this run, or why two
+/// processes of a run cannot run together.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HandshakeProblem {
-    /// The connection failed while greeting.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
+    /// The connection failed while greeting. (Not a `source()`: the message
+    /// says it.)
+    #[error("the connection failed: {0}")]
+    Io(std::io::Error),
+    /// The other side said nothing in time.
+    #[error("no greeting within {} s", seconds(waited))]
+    Silent {
+        /// How long this process waited.
+        waited: Duration,
+    },
+    /// The other side started the handshake but did not finish it in time.
+    #[error("the handshake did not finish within {} s", seconds(waited))]
+    Slow {
+        /// How long this process waited.
+        waited: Duration,
+    },
+    /// The other side closed the connection in the middle of the handshake.
+    #[error("it hung up during the handshake")]
+    HungUp,
+    /// The other side closed the connection once it had seen this
+    /// process's proof of the secret: it holds another secret.
+    #[error("it hung up on this process's proof of the secret (does it use another secret?)")]
+    HungUpAfterProof,
     /// The other side's greeting is not a taskgraph process's.
     #[error("not a taskgraph process (wrong greeting)")]
     WrongGreeting,
+    /// The other side speaks another version of the protocol.
+    #[error("it speaks another version of the protocol (another taskgraph release?)")]
+    OtherVersion,
+    /// The other side does not prove it knows the run's secret.
+    #[error("it does not know this run's secret (is the secret the same for every process?)")]
+    WrongSecret,
     /// The other side runs with another number of processes.
     #[error("it expects {theirs} processes, this process {ours}")]
     ProcessCount {
@@ -218,28 +318,128 @@ pub enum HandshakeProblem {
         /// Ours.
         ours: u64,
     },
+    /// The other side runs with another number of threads per process.
+    #[error(
+        "process {process} runs {theirs} threads, this process {ours}; every process must run as many"
+    )]
+    ThreadCount {
+        /// Its index.
+        process: u32,
+        /// Its threads.
+        theirs: u32,
+        /// Ours.
+        ours: u32,
+    },
     /// The other side claims an index it cannot have.
     #[error("it says it is process {process}")]
     WrongProcess {
         /// The index it claims.
-        process: u64,
+        process: u32,
     },
     /// The other side runs another job or graph.
     #[error(
-        "process {process} runs a different job or graph (fingerprint {theirs:016x}, this process {ours:016x})"
+        "process {process} runs a different job: its graph (task keys or bodies), requested keys, \
+         placement or priorities differ from this process's (job fingerprint {}, this process {}); \
+         every process must run the same graph with the same options",
+        short_hex(theirs),
+        short_hex(ours)
     )]
     DifferentJob {
         /// Its index.
-        process: u64,
-        /// Its fingerprint of the job.
-        theirs: u64,
+        process: u32,
+        /// Its fingerprint of the job (SHA-256).
+        theirs: [u8; 32],
         /// Ours.
-        ours: u64,
+        ours: [u8; 32],
     },
     /// A process connected that should have been dialled, or twice.
-    #[error("unexpected connection from process {process}")]
+    #[error(
+        "unexpected connection from process {process} (are two processes started with the same index?)"
+    )]
     Unexpected {
         /// Its index.
         process: usize,
     },
+    /// The other side already has this process's connection.
+    #[error(
+        "it already has a connection from process {process} (are two processes started with the same index?)"
+    )]
+    AlreadyConnected {
+        /// This process's index.
+        process: u32,
+    },
+    /// The other side refused the connection.
+    #[error("it refused the connection")]
+    Refused,
+    /// Too many connections were in their handshakes at once: this one was
+    /// closed unheard.
+    #[error("too many connections at once; closed unheard")]
+    Crowded,
+    /// This machine gave no random numbers for a challenge.
+    #[error("no random numbers for a challenge: {message}")]
+    Random {
+        /// The system's error.
+        message: String,
+    },
+}
+
+impl HandshakeProblem {
+    /// An I/O error in words: a timeout or a closed connection says so.
+    pub(crate) fn io(err: std::io::Error) -> HandshakeProblem {
+        match err.kind() {
+            std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe => HandshakeProblem::HungUp,
+            _ => HandshakeProblem::Io(err),
+        }
+    }
+}
+
+/// A connection a process dropped while it waited for the others.
+#[derive(Debug, thiserror::Error)]
+#[error("from {peer}: {problem}")]
+pub struct Stray {
+    /// Where it came from.
+    pub peer: String,
+    /// What was wrong with it.
+    pub problem: HandshakeProblem,
+}
+
+/// A duration in seconds as a person reads it: `5`, `0.3`.
+fn seconds(duration: &Duration) -> String {
+    let tenths = (duration.as_secs_f64() * 10.0).round() / 10.0;
+    format!("{tenths}")
+}
+
+fn who(process: Option<usize>, peer: &str) -> String {
+    match process {
+        Some(process) => format!("process {process} ({peer})"),
+        None => peer.to_string(),
+    }
+}
+
+fn strays(dropped: &[Stray], count: usize) -> String {
+    if count == 0 {
+        return String::new();
+    }
+    let mut text = format!(
+        " ({count} other connection{} dropped: ",
+        if count == 1 { " was" } else { "s were" }
+    );
+    for (i, stray) in dropped.iter().enumerate() {
+        if i > 0 {
+            text.push_str("; ");
+        }
+        text.push_str(&stray.to_string());
+    }
+    if count > dropped.len() {
+        text.push_str("; ...");
+    }
+    text.push(')');
+    text
+}
+
+fn short_hex(bytes: &[u8; 32]) -> String {
+    bytes[..6].iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -1,7 +1,5 @@
 //! `Job`: what to compute, where each task runs, and in which order.
 
-use std::hash::{Hash, Hasher};
-
 use graph_core::{NodeId, TaskGraph};
 
 use crate::Error;
@@ -129,20 +127,5 @@ impl Job {
             });
         }
         Ok(())
-    }
-
-    /// A digest of the job and the graph's shape, the same in every process
-    /// that runs the same job on the same graph.
-    pub(crate) fn fingerprint(&self, graph: &TaskGraph) -> u64 {
-        // `DefaultHasher::new` has fixed keys: equal inputs hash equally in
-        // every process of the same build.
-        let mut hasher = std::hash::DefaultHasher::new();
-        graph.len().hash(&mut hasher);
-        for node in &self.outputs {
-            graph.key(*node).to_string().hash(&mut hasher);
-        }
-        self.placement.hash(&mut hasher);
-        self.priorities.hash(&mut hasher);
-        hasher.finish()
     }
 }

@@ -15,21 +15,32 @@
 //! `graph-exec`'s compiled tasks). Placement and priorities are plain data
 //! (`graph-assign` and `graph-order` give them, or anything else).
 //!
+//! Processes of a run prove to each other that they know a shared secret
+//! ([`Cluster::with_secret`]) and agree on a fingerprint of the whole job,
+//! task bodies included, before any data moves; a stranger's connection is
+//! dropped and the process goes on waiting for the real one.
+//!
 //! A failing task stops every worker and comes back from every process as
 //! [`Error::Task`], naming its key, op and worker; a process that dies ends
-//! the run in the others with [`Error::Disconnected`], never a hang.
+//! the run in the others with [`Error::Lost`], and one that stops answering
+//! (frozen, or cut off) with [`Error::Silent`] after the heartbeat timeout,
+//! never a hang.
 
 mod cluster;
+mod connect;
 mod error;
+mod fingerprint;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
+mod handshake;
+mod heartbeat;
 mod job;
 mod message;
 mod run;
 mod runner;
 
-pub use cluster::Cluster;
-pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem};
+pub use cluster::{Cluster, Interrupt, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
+pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
 pub use job::Job;
 pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};
 pub use runner::Runner;

@@ -4,7 +4,8 @@
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
@@ -19,8 +20,11 @@ use timely::worker::{Config as WorkerConfig, Worker};
 
 use graph_exec::{Scheduler, SchedulerConfig, TaskFailure};
 
+use crate::cluster::Auth;
+use crate::connect::{Connected, connect};
+use crate::heartbeat::Monitor;
 use crate::message::{Abort, Body, Message};
-use crate::{Cluster, Error, Job, Runner};
+use crate::{Cluster, Error, Interrupt, Job, Runner};
 
 /// Why a worker's runner could not be made: any error of the caller's.
 pub type RunnerError = Box<dyn std::error::Error + Send + Sync>;
@@ -107,11 +111,16 @@ pub struct WorkerStats {
 ///
 /// Before anything runs: a bad job ([`Error::PlacementLength`],
 /// [`Error::NoSuchWorker`], [`Error::PriorityCount`],
-/// [`Error::UnknownOutput`]), the graph's own [`Error::Graph`], or a cluster
+/// [`Error::UnknownOutput`]), the graph's own [`Error::Graph`], a cluster
+/// of several processes with no secret ([`Error::NoSecret`]), or a cluster
 /// that does not come together ([`Error::Listen`], [`Error::ConnectTimeout`],
-/// [`Error::Handshake`]). While running: the first failing task as
-/// [`Error::Task`] (its key, op and worker), in every process, or
-/// [`Error::Disconnected`] when another process goes away.
+/// [`Error::Handshake`]: among others, a process with another secret, or
+/// another job, [`HandshakeProblem::DifferentJob`](crate::HandshakeProblem::DifferentJob)).
+/// While running: the first failing task as [`Error::Task`] (its key, op
+/// and worker), in every process; [`Error::Lost`] when another process goes
+/// away, [`Error::Silent`] when one sends no heartbeat for the heartbeat
+/// timeout, [`Error::Interrupted`] when the cluster's
+/// [`Interrupt`](crate::Interrupt) is raised.
 ///
 /// # Example
 ///
@@ -172,7 +181,19 @@ where
     let topology = graph.topology()?;
     job.check(&graph, cluster.workers())?;
     let needed = topology.needed_by(job.outputs())?;
-    let (builders, comms) = cluster.allocators(job.fingerprint(&graph))?;
+    let fingerprint = if cluster.processes() > 1 {
+        if *cluster.auth() == Auth::Unset {
+            return Err(Error::NoSecret);
+        }
+        crate::fingerprint::fingerprint(&job, &graph)
+    } else {
+        [0; 32]
+    };
+    let Connected {
+        builders,
+        comms,
+        monitor,
+    } = connect(cluster, fingerprint)?;
     let threads = builders.len();
     // Which tasks each worker thread of this process runs.
     let first_worker = cluster.process() * cluster.threads();
@@ -206,6 +227,10 @@ where
         ranks,
         make_runner: Box::new(make_runner),
         results: Mutex::new((0..threads).map(|_| None).collect()),
+        completed: AtomicUsize::new(0),
+        ended: (Mutex::new(0), Condvar::new()),
+        monitor,
+        interrupt: cluster.interrupt().cloned(),
     });
     let guards = {
         let shared = Arc::clone(&shared);
@@ -214,8 +239,23 @@ where
         })
         .map_err(|message| Error::Timely { message })?
     };
+    shared.wait_for_workers(threads);
+    if let Some(monitor) = &shared.monitor {
+        if shared.completed.load(Ordering::SeqCst) == threads {
+            // Every worker here saw the whole run end: nothing more is
+            // needed of this process, and the others should not take its
+            // going for a death.
+            monitor.goodbye();
+        } else {
+            // Workers stopped early: timely's threads must not wait for
+            // what will never come.
+            monitor.shut_data();
+        }
+    }
     // Joining also tears down the connections, which panics in timely when
-    // one broke; the workers have put their results aside by then.
+    // one broke; the workers have put their results aside by then. A
+    // process that falls silent meanwhile trips the monitor, which shuts
+    // the connections down, so this never waits for ever.
     let _ = catch_unwind(AssertUnwindSafe(move || drop(guards.join())));
     let results = std::mem::take(
         &mut *shared
@@ -223,6 +263,7 @@ where
             .lock()
             .unwrap_or_else(PoisonError::into_inner),
     );
+    let tripped = shared.monitor.as_ref().and_then(Monitor::problem);
     let mut outcome = None;
     let mut first_error: Option<Error> = None;
     for (thread, result) in results.into_iter().enumerate() {
@@ -233,22 +274,37 @@ where
         }) {
             Ok(Some(found)) => outcome = Some(found),
             Ok(None) => {}
-            // A task's failure says more than the disconnections it causes.
             Err(err) => {
-                let better = match &first_error {
-                    None => true,
-                    Some(Error::Task { .. }) => false,
-                    Some(_) => matches!(err, Error::Task { .. }),
-                };
-                if better {
+                if first_error
+                    .as_ref()
+                    .is_none_or(|first| weight(&err) < weight(first))
+                {
                     first_error = Some(err);
                 }
             }
         }
     }
     match first_error {
+        // The heartbeats know which process went away; timely does not.
+        Some(Error::Disconnected { .. }) if tripped.is_some() => {
+            Err(tripped.expect("checked just now"))
+        }
         Some(err) => Err(err),
         None => Ok(outcome),
+    }
+}
+
+/// Which error of the workers of a process to report, lowest first: a
+/// task's failure says more than the disconnections it causes, an
+/// interruption more than what it causes in the others, and a process that
+/// is named more than one that is not.
+fn weight(err: &Error) -> u8 {
+    match err {
+        Error::Task { .. } => 0,
+        Error::Interrupted => 1,
+        Error::Silent { .. } | Error::Lost { .. } => 2,
+        Error::Disconnected { .. } => 4,
+        _ => 3,
     }
 }
 
@@ -272,12 +328,21 @@ struct Shared<V> {
     make_runner: Box<MakeRunner<V>>,
     /// Per worker thread of this process: its result, once it has one.
     results: Mutex<Vec<Option<WorkerResult<V>>>>,
+    /// How many worker threads saw the whole dataflow end (rather than
+    /// stopping early).
+    completed: AtomicUsize,
+    /// How many worker threads have ended, and a signal on each end.
+    ended: (Mutex<usize>, Condvar),
+    /// The heartbeats of a run across processes.
+    monitor: Option<Monitor>,
+    interrupt: Option<Interrupt>,
 }
 
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;
 
 /// The body of one worker thread: runs its share and puts its result aside.
 fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &Shared<V>) {
+    let _ended = Ended(&shared.ended);
     let mut worker = Worker::new(WorkerConfig::default(), allocator, Some(Instant::now()));
     let thread = worker.index() % shared.results_len();
     let result =
@@ -295,12 +360,50 @@ fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &S
     let _ = catch_unwind(AssertUnwindSafe(move || drop(worker)));
 }
 
+/// Counts a worker thread as ended when it drops, however it ends.
+struct Ended<'a>(&'a (Mutex<usize>, Condvar));
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        let (count, signal) = self.0;
+        *count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        signal.notify_all();
+    }
+}
+
 impl<V> Shared<V> {
     fn results_len(&self) -> usize {
         self.results
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len()
+    }
+
+    /// Waits until all `threads` worker threads have ended.
+    fn wait_for_workers(&self, threads: usize) {
+        let (count, signal) = &self.ended;
+        let mut ended = count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *ended < threads {
+            ended = signal.wait(ended).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Why this process's workers must stop before the run ends, if they
+    /// must: an interrupt, or another process silent or gone.
+    fn stop_reason(&self) -> Option<Error> {
+        if self
+            .interrupt
+            .as_ref()
+            .is_some_and(Interrupt::is_interrupted)
+        {
+            return Some(Error::Interrupted);
+        }
+        let monitor = self.monitor.as_ref()?;
+        if monitor.tripped() {
+            monitor.problem()
+        } else {
+            None
+        }
     }
 }
 
@@ -355,6 +458,9 @@ fn work<V: timely::ExchangeData + Clone>(
     };
     let mut input = Some(input);
     loop {
+        if let Some(err) = shared.stop_reason() {
+            return Err(err);
+        }
         let delivered = std::mem::take(&mut *inbox.borrow_mut());
         for message in delivered {
             state.receive(message, runner.as_deref(), input.as_mut());
@@ -383,6 +489,7 @@ fn work<V: timely::ExchangeData + Clone>(
             handle.close();
         }
         if probe.done() {
+            shared.completed.fetch_add(1, Ordering::SeqCst);
             break;
         }
         if state.has_ready() && input.is_some() {

@@ -28,6 +28,17 @@ pub fn run_exec(
     })
 }
 
+/// The secret the in-test processes share.
+pub const SECRET: &[u8] = b"the tests' shared secret";
+
+/// Process `process` of a cluster at `addresses`, with the tests' secret.
+pub fn member(addresses: &[String], process: usize, threads: usize) -> Cluster {
+    Cluster::new(addresses.to_vec(), process, threads)
+        .unwrap()
+        .with_secret(SECRET)
+        .unwrap()
+}
+
 /// `n` free loopback addresses.
 pub fn loopback(n: usize) -> Vec<String> {
     let listeners: Vec<TcpListener> = (0..n)
@@ -51,7 +62,7 @@ pub fn run_processes(
     let addresses = loopback(processes);
     let handles: Vec<_> = (0..processes)
         .map(|process| {
-            let cluster = Cluster::new(addresses.clone(), process, threads).unwrap();
+            let cluster = member(&addresses, process, threads);
             let (graph, job) = (Arc::clone(graph), job.clone());
             thread::spawn(move || run_exec(&graph, job, &cluster))
         })

@@ -1,0 +1,172 @@
+//! Helpers of the tests of runs across real processes: graphs that take a
+//! while, hostfiles of free loopback ports, and processes watched from
+//! outside (Linux's /proc).
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A secret for the hand-started processes of a test.
+pub const SECRET: &str = "a secret the test's processes share";
+
+pub fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A chain of `n` `inc`s from `start`, each also sleeping `seconds`, in
+/// `dir/name`.
+pub fn slow_chain(dir: &Path, name: &str, n: usize, start: i64, seconds: f64) -> PathBuf {
+    let mut tasks = vec![format!(r#"{{"key":"x-0","task":{start}}}"#)];
+    for i in 1..n {
+        tasks.push(format!(
+            r#"{{"key":"x-{i}","task":{{"call":"sleep","args":[{{"call":"inc","args":[{{"ref":"x-{}"}}]}},{seconds}]}}}}"#,
+            i - 1
+        ));
+    }
+    let file = dir.join(name);
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
+            tasks.join(",")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// An assignment file for a chain of `n` tasks on `workers` workers:
+/// every task on worker 0 but `x-1` on worker 1, so that both processes
+/// take part and stay in the run until its end.
+pub fn assignment(dir: &Path, n: usize, workers: usize) -> PathBuf {
+    let pairs: Vec<String> = (0..n)
+        .map(|i| format!(r#"["x-{i}",{}]"#, usize::from(i == 1)))
+        .collect();
+    let file = dir.join("assignment.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"workers":{workers},"assignment":[{}]}}"#,
+            pairs.join(",")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// A hostfile of `n` free loopback ports, and the addresses.
+pub fn hostfile(dir: &Path, n: usize) -> (PathBuf, Vec<String>) {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let addresses: Vec<String> = listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect();
+    let file = dir.join("hosts");
+    std::fs::write(&file, addresses.join("\n") + "\n").unwrap();
+    (file, addresses)
+}
+
+/// `taskgraph ARGS`, its output piped, with `env` set.
+pub fn start(args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_taskgraph"));
+    command
+        .args(args)
+        .env_remove("TASKGRAPH_SECRET")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.spawn().unwrap()
+}
+
+/// Waits for `child` at most `limit` (then kills it and fails); its exit
+/// status and standard error.
+pub fn finish(child: &mut Child, limit: Duration) -> (ExitStatus, String) {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the process did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(pipe) = child.stderr.as_mut() {
+        std::io::Read::read_to_string(pipe, &mut stderr).unwrap();
+    }
+    (status, stderr)
+}
+
+/// Sends `signal` (`-STOP`, `-INT`, `-9`, ...) to `pid` with `kill`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// The pids of `parent`'s children (Linux).
+pub fn children_of(parent: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|pid| pid.parse().unwrap())
+        .collect()
+}
+
+/// Whether process `pid` still runs (not gone, not a zombie).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        state != Some('Z') && state != Some('X')
+    })
+}
+
+/// How many sockets process `pid` has open (Linux).
+pub fn sockets_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Waits until `condition` holds, at most `limit`; whether it did.
+pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+/// Waits until process `pid` of a run of two has its connections to the
+/// other: its listener and two connections (data and heartbeat).
+pub fn wait_connected(pid: u32) {
+    assert!(
+        eventually(Duration::from_secs(30), || sockets_of(pid) >= 3),
+        "process {pid} did not connect"
+    );
+}

@@ -1,0 +1,249 @@
+//! The `taskgraph-json/1` interchange format: reading (plain or gzip, from a
+//! file, a buffer or standard input) and writing.
+//!
+//! ```json
+//! {"format": "taskgraph-json/1", "tasks": [
+//!   {"key": "x", "task": 1},
+//!   {"key": ["y", 0], "task": {"call": "inc", "args": [{"ref": "x"}]}, "size": 8},
+//!   {"key": "z", "deps": ["x", ["y", 0]]}
+//! ]}
+//! ```
+//!
+//! A KEY is a JSON string or number, or an array of those (arrays nest). A
+//! TERM is a JSON scalar (a literal), `{"ref": KEY}`, `{"call": "op", "args":
+//! [TERM, ...]}` or `{"list": [TERM, ...]}`. A task has `"task"` or, for an
+//! opaque task known only by its dependencies, `"deps"`; optionally `"size"`
+//! (bytes) and `"cost"` (seconds). Other top-level fields are ignored; any
+//! other task field is an error.
+
+mod read;
+mod write;
+
+use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
+
+use self::read::{check, parse};
+use self::write::TaskRecord;
+use crate::graph::{Body, Task};
+use crate::{Error, Key, TaskGraph, Term, Value};
+
+/// The value of the `"format"` field.
+pub const FORMAT: &str = "taskgraph-json/1";
+
+/// How deep terms and keys may nest, counting each term object (`ref`,
+/// `call`, `list`) and each key array as a level. The reader itself takes any depth (it grows its stack as it goes),
+/// but terms are walked, copied, compared and dropped by recursion, and this
+/// many levels is what those hold on a thread's default 2 MiB stack in an
+/// optimized build. The optimizer's output nests far less by default (see
+/// graph-optimize's `DEFAULT_MAX_DEPTH`).
+pub const MAX_NESTING: usize = 8_192;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// How many levels of nesting the reader goes between checks of its stack;
+/// the room a check asks for, which holds that many levels with a wide
+/// margin; and the size of a new stack segment when there is not that room.
+const GROW_EVERY: usize = 16;
+const RED_ZONE: usize = 256 * 1024;
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// Reads a graph from a file, or from standard input when `path` is `-`.
+/// Gzip is detected by content, whatever the file is called.
+///
+/// # Errors
+///
+/// Any error of [`from_slice`], or of reading the file, wrapped in
+/// [`Error::In`] so that it names the file.
+pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
+    let (origin, bytes) = read_input(path.as_ref());
+    let within = |source: Error| Error::In {
+        origin: origin.clone(),
+        error: Box::new(source),
+    };
+    let bytes = bytes.map_err(|err| within(Error::Io(err)))?;
+    // The text is dropped before the topology is built, so that the two never
+    // take memory at the same time.
+    let graph = parse_text(bytes).map_err(within)?;
+    check(&graph).map_err(within)?;
+    Ok(graph)
+}
+
+/// Reads all of a file, or of standard input when `path` is `-`, with the name
+/// to give it in error messages: the path, or `<stdin>`.
+pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        let read = io::stdin().lock().read_to_end(&mut bytes);
+        ("<stdin>".to_owned(), read.map(|_| bytes))
+    } else {
+        (path.display().to_string(), std::fs::read(path))
+    }
+}
+
+/// Reads a graph from JSON text, or from gzip-compressed JSON text.
+///
+/// The result is checked whole: every reference resolves and there is no
+/// cycle, so its [`TaskGraph::topology`] is ready.
+///
+/// # Errors
+///
+/// [`Error::Syntax`] for text that is not JSON (with line and column),
+/// [`Error::Invalid`] for JSON that is not `taskgraph-json/1` (with line,
+/// column and the task's position and key), [`Error::AtTask`] around
+/// [`Error::MissingDependency`], and [`Error::Cycle`].
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{json, Key};
+///
+/// let text = r#"{"format": "taskgraph-json/1", "tasks": [
+///     {"key": "x", "task": 1},
+///     {"key": "y", "task": {"call": "inc", "args": [{"ref": "x"}]}}]}"#;
+/// let graph = json::from_slice(text.as_bytes())?;
+/// assert_eq!(graph.len(), 2);
+///
+/// let bad = r#"{"format": "taskgraph-json/1", "tasks": [{"key": "x", "task": 1, "colour": 2}]}"#;
+/// let err = json::from_slice(bad.as_bytes()).unwrap_err();
+/// assert_eq!(err.to_string(), "line 1, column 73: tasks[0] (key 'x'): unknown field `colour`");
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
+    let graph = if bytes.starts_with(&GZIP_MAGIC) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut text)?;
+        parse(&text)?
+    } else {
+        parse(bytes)?
+    };
+    check(&graph)?;
+    Ok(graph)
+}
+
+/// Parses owned bytes (plain or gzip), dropping them before returning.
+fn parse_text(bytes: Vec<u8>) -> Result<TaskGraph, Error> {
+    if bytes.starts_with(&GZIP_MAGIC) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut text)?;
+        drop(bytes);
+        return parse(&text);
+    }
+    parse(&bytes)
+}
+
+/// Writes a graph to a file, gzip-compressed when the name ends in `.gz`, or
+/// to standard output when `path` is `-`. A file is written whole or not at
+/// all ([`file::write_atomically`](crate::file::write_atomically)): a failure
+/// leaves the old file as it was.
+///
+/// # Errors
+///
+/// As [`write()`], wrapped in [`Error::In`] so that it names the file.
+pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error> {
+    let path = path.as_ref();
+    if path == Path::new("-") {
+        let within = |source| Error::In {
+            origin: "<stdout>".to_owned(),
+            error: Box::new(source),
+        };
+        return write(graph, io::stdout().lock()).map_err(within);
+    }
+    let within = |source| Error::In {
+        origin: path.display().to_string(),
+        error: Box::new(source),
+    };
+    let gzip = path.extension().is_some_and(|ext| ext == "gz");
+    crate::file::write_atomically(path, |file| {
+        if gzip {
+            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            write(graph, &mut encoder)?;
+            encoder.finish()?;
+            Ok(())
+        } else {
+            write(graph, file)
+        }
+    })
+    .map_err(within)
+}
+
+/// Writes a graph as `taskgraph-json/1`, one task per line.
+///
+/// # Errors
+///
+/// [`Error::NonFiniteFloat`] for a NaN or infinite float, which JSON cannot
+/// spell, and [`Error::Io`] when writing fails. Nothing is written past the
+/// task that holds such a float.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{json, TaskGraph, Term};
+///
+/// let graph = TaskGraph::builder()
+///     .task("x", Term::lit(1))
+///     .task(("y", 0), Term::call("inc", [Term::key("x")]))
+///     .size(8)
+///     .build()?;
+/// let text = json::to_string(&graph)?;
+/// assert_eq!(text, r#"{"format":"taskgraph-json/1","tasks":[
+/// {"key":"x","task":1},
+/// {"key":["y",0],"task":{"call":"inc","args":[{"ref":"x"}]},"size":8}
+/// ]}
+/// "#);
+/// assert_eq!(json::from_slice(text.as_bytes())?, graph);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
+    let mut out = BufWriter::with_capacity(1 << 16, writer);
+    write!(out, "{{\"format\":\"{FORMAT}\",\"tasks\":[")?;
+    for (i, (key, task)) in graph.iter().enumerate() {
+        check_finite(key, task)?;
+        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut out, &TaskRecord { key, task }).map_err(io::Error::from)?;
+    }
+    out.write_all(b"\n]}\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The graph as `taskgraph-json/1` text.
+///
+/// # Errors
+///
+/// [`Error::NonFiniteFloat`], as [`write()`].
+pub fn to_string(graph: &TaskGraph) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    write(graph, &mut bytes)?;
+    Ok(String::from_utf8(bytes).expect("serde_json writes UTF-8"))
+}
+
+fn check_finite(key: &Key, task: &Task) -> Result<(), Error> {
+    fn key_float(key: &Key) -> Option<f64> {
+        match key {
+            Key::Float(x) if !x.is_finite() => Some(*x),
+            Key::Tuple(parts) => parts.iter().find_map(key_float),
+            _ => None,
+        }
+    }
+    fn term_float(term: &Term) -> Option<f64> {
+        match term {
+            Term::Lit(Value::Float(x)) if !x.is_finite() => Some(*x),
+            Term::Lit(_) => None,
+            Term::Ref(key) => key_float(key),
+            Term::Call { args: items, .. } | Term::List(items) => items.iter().find_map(term_float),
+        }
+    }
+    let found = key_float(key)
+        .or_else(|| match &task.body {
+            Body::Term(term) => term_float(term),
+            Body::Opaque(deps) => deps.iter().find_map(key_float),
+        })
+        .or(task.cost.filter(|cost| !cost.is_finite()));
+    match found {
+        Some(value) => Err(Error::NonFiniteFloat {
+            key: key.clone(),
+            value,
+        }),
+        None => Ok(()),
+    }
+}

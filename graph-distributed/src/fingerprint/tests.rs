@@ -1,0 +1,54 @@
+//! What the job fingerprint covers.
+
+use graph_core::{NodeId, TaskGraph, Term};
+
+use super::fingerprint;
+use crate::Job;
+
+fn graph(literal: i64, op: &str) -> TaskGraph {
+    TaskGraph::builder()
+        .task(("x", 0), Term::lit(literal))
+        .task("y", Term::call(op, [Term::key(("x", 0)), Term::lit("a")]))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn bodies_keys_and_the_job_all_count() {
+    let job = Job::new([NodeId::new(1)], vec![0, 1]);
+    let base = fingerprint(&job, &graph(1, "add"));
+    assert_eq!(base, fingerprint(&job.clone(), &graph(1, "add")));
+    assert_ne!(base, fingerprint(&job, &graph(2, "add")), "a literal");
+    assert_ne!(base, fingerprint(&job, &graph(1, "sub")), "an op");
+    let renamed = TaskGraph::builder()
+        .task(("x", 1), Term::lit(1))
+        .task(
+            "y",
+            Term::call("add", [Term::key(("x", 1)), Term::lit("a")]),
+        )
+        .build()
+        .unwrap();
+    assert_ne!(base, fingerprint(&job, &renamed), "a key");
+    let others = [
+        Job::new([NodeId::new(0)], vec![0, 1]),
+        Job::new([NodeId::new(1)], vec![1, 1]),
+        job.clone().with_priorities(vec![1, 0]),
+    ];
+    for other in others {
+        assert_ne!(base, fingerprint(&other, &graph(1, "add")), "{other:?}");
+    }
+}
+
+#[test]
+fn an_int_and_a_string_of_its_digits_differ() {
+    let job = Job::new([NodeId::new(0)], vec![0]);
+    let int = TaskGraph::builder()
+        .task("x", Term::lit(1))
+        .build()
+        .unwrap();
+    let text = TaskGraph::builder()
+        .task("x", Term::lit("1"))
+        .build()
+        .unwrap();
+    assert_ne!(fingerprint(&job, &int), fingerprint(&job, &text));
+}

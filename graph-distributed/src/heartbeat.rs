@@ -1,0 +1,267 @@
+//! Heartbeats: each process of a run tells every other, on a connection of
+//! their own, that it is alive, and notices when another falls silent or
+//! goes away, whatever its worker threads are doing.
+//!
+//! One thread per process writes a beat (`.`) to every other process every
+//! [`interval`] and checks how long each has been silent; one thread per
+//! other process reads its beats. A process whose workers have all finished
+//! their share says goodbye (`G`) before it closes: a process that said
+//! goodbye is never taken for a silent or dead one. When another process is
+//! silent past the timeout, or its connection closes without a goodbye, the
+//! monitor *trips*: it records which process, and shuts the run's data
+//! connections down so that no thread of timely's waits on them for ever.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::Error;
+
+const BEAT: u8 = b'.';
+const GOODBYE: u8 = b'G';
+
+/// How often a reader looks whether the monitor stops.
+const READ_SLICE: Duration = Duration::from_millis(200);
+
+/// How often beats go out: four times a timeout, at most every second and
+/// at least every 25 ms.
+pub(crate) fn interval(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(25), Duration::from_secs(1))
+}
+
+/// Why the monitor tripped.
+#[derive(Clone, Debug)]
+enum Trip {
+    Silent { process: usize, waited: Duration },
+    Lost { process: usize },
+}
+
+/// The heartbeats of one process of a run, and what they tell.
+pub(crate) struct Monitor {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    started: Instant,
+    timeout: Duration,
+    addresses: Vec<String>,
+    /// Per process (`None` for this one): its heartbeat connection and what
+    /// it said.
+    peers: Vec<Option<Peer>>,
+    /// The run's data connections, to shut down when the monitor trips.
+    data: Vec<TcpStream>,
+    tripped: AtomicBool,
+    trip: Mutex<Option<Trip>>,
+    stop: AtomicBool,
+}
+
+struct Peer {
+    stream: TcpStream,
+    /// Milliseconds after `started` of its last beat.
+    last_beat: AtomicU64,
+    said_goodbye: AtomicBool,
+}
+
+impl Monitor {
+    /// Starts the heartbeats over `beats` (one connection per other
+    /// process, `None` at this process's index); `data` are clones of the
+    /// run's data connections.
+    pub(crate) fn start(
+        beats: Vec<Option<TcpStream>>,
+        data: Vec<TcpStream>,
+        addresses: &[String],
+        timeout: Duration,
+    ) -> Result<Monitor, std::io::Error> {
+        let mut peers = Vec::with_capacity(beats.len());
+        let mut readers = Vec::new();
+        for stream in beats {
+            let Some(stream) = stream else {
+                peers.push(None);
+                continue;
+            };
+            stream.set_nodelay(true)?;
+            stream.set_write_timeout(Some(interval(timeout)))?;
+            readers.push(stream.try_clone()?);
+            peers.push(Some(Peer {
+                stream,
+                last_beat: AtomicU64::new(0),
+                said_goodbye: AtomicBool::new(false),
+            }));
+        }
+        let shared = Arc::new(Shared {
+            started: Instant::now(),
+            timeout,
+            addresses: addresses.to_vec(),
+            peers,
+            data,
+            tripped: AtomicBool::new(false),
+            trip: Mutex::new(None),
+            stop: AtomicBool::new(false),
+        });
+        let mut threads = Vec::new();
+        let beating = Arc::clone(&shared);
+        threads.push(
+            std::thread::Builder::new()
+                .name("taskgraph-heartbeat".to_string())
+                .spawn(move || beating.beat())?,
+        );
+        let processes = shared.peers.iter().enumerate().filter(|(_, p)| p.is_some());
+        for ((process, _), stream) in processes.zip(readers) {
+            let reading = Arc::clone(&shared);
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("taskgraph-heartbeat-{process}"))
+                    .spawn(move || reading.read(process, stream))?,
+            );
+        }
+        Ok(Monitor { shared, threads })
+    }
+
+    /// Why the run must stop, once another process is silent or gone.
+    pub(crate) fn problem(&self) -> Option<Error> {
+        self.shared.problem()
+    }
+
+    /// Whether the monitor tripped; cheap enough for every turn of a
+    /// worker's loop.
+    pub(crate) fn tripped(&self) -> bool {
+        self.shared.tripped.load(Ordering::Relaxed)
+    }
+
+    /// Shuts the run's data connections down, so that timely's threads stop
+    /// waiting on them: for a process whose workers stopped early.
+    pub(crate) fn shut_data(&self) {
+        self.shared.shut_data();
+    }
+
+    /// Tells every other process that this one has finished its share.
+    pub(crate) fn goodbye(&self) {
+        for peer in self.shared.peers.iter().flatten() {
+            let _ = (&peer.stream).write_all(&[GOODBYE]);
+        }
+    }
+
+    /// Stops the heartbeats and waits for their threads (also on drop).
+    fn halt(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
+        }
+        for peer in self.shared.peers.iter().flatten() {
+            let _ = peer.stream.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+impl Shared {
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn problem(&self) -> Option<Error> {
+        if !self.tripped.load(Ordering::Acquire) {
+            return None;
+        }
+        let trip = self.trip.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(match trip.clone()? {
+            Trip::Silent { process, waited } => Error::Silent {
+                process,
+                address: self.addresses[process].clone(),
+                waited,
+            },
+            Trip::Lost { process } => Error::Lost {
+                process,
+                address: self.addresses[process].clone(),
+            },
+        })
+    }
+
+    /// Records the first reason to stop, and unblocks timely's threads.
+    fn trip(&self, trip: Trip) {
+        {
+            let mut slot = self.trip.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.is_some() {
+                return;
+            }
+            *slot = Some(trip);
+        }
+        self.tripped.store(true, Ordering::Release);
+        self.shut_data();
+    }
+
+    fn shut_data(&self) {
+        for stream in &self.data {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// The beating thread: beats, and checks for silence.
+    fn beat(&self) {
+        let interval = interval(self.timeout);
+        let mut next = Instant::now();
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= next {
+                next = now + interval;
+                for peer in self.peers.iter().flatten() {
+                    if !peer.said_goodbye.load(Ordering::Relaxed) {
+                        // A frozen peer's full buffer makes this time out,
+                        // never block for long; its silence is what counts.
+                        let _ = (&peer.stream).write_all(&[BEAT]);
+                    }
+                }
+            }
+            let now_ms = self.now_ms();
+            for (process, peer) in self.peers.iter().enumerate() {
+                let Some(peer) = peer else { continue };
+                let silent = Duration::from_millis(
+                    now_ms.saturating_sub(peer.last_beat.load(Ordering::Relaxed)),
+                );
+                if silent > self.timeout && !peer.said_goodbye.load(Ordering::Relaxed) {
+                    self.trip(Trip::Silent {
+                        process,
+                        waited: silent,
+                    });
+                }
+            }
+            std::thread::sleep(interval.min(Duration::from_millis(50)));
+        }
+    }
+
+    /// The thread reading `process`'s beats.
+    fn read(&self, process: usize, mut stream: TcpStream) {
+        let peer = self.peers[process].as_ref().expect("a reader per peer");
+        let _ = stream.set_read_timeout(Some(READ_SLICE));
+        let mut buf = [0_u8; 64];
+        while !self.stop.load(Ordering::Relaxed) {
+            match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    peer.last_beat.store(self.now_ms(), Ordering::Relaxed);
+                    if buf[..n].contains(&GOODBYE) {
+                        peer.said_goodbye.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(err) if crate::handshake::is_timeout(&err) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if !self.stop.load(Ordering::Relaxed) && !peer.said_goodbye.load(Ordering::Relaxed) {
+            self.trip(Trip::Lost { process });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
