@@ -441,6 +441,21 @@ impl TaskGraph {
         *self.hint.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(references);
     }
 
+    /// The node of the task with this key, and the key as the graph holds it.
+    pub(crate) fn entry_of(&self, key: &Key) -> Option<(NodeId, &Key)> {
+        self.tasks
+            .get_full(key)
+            .map(|(index, key, _)| (NodeId::new(index), key))
+    }
+
+    /// Caches `topology`, which the caller (this crate's reader) built from
+    /// the graph's own references.
+    pub(crate) fn set_topology(&mut self, topology: Topology) {
+        debug_assert_eq!(topology.node_count(), self.len());
+        self.forget_topology();
+        let _ = self.topology.set(topology);
+    }
+
     /// Drops the cached topology and the hint: the graph changed.
     fn forget_topology(&mut self) {
         self.topology = OnceLock::new();

@@ -32,6 +32,7 @@ pub mod json;
 mod key;
 mod node;
 mod references;
+mod shape;
 mod stats;
 mod term;
 #[cfg(feature = "testing")]
@@ -45,6 +46,7 @@ pub use graph::{Body, Task, TaskGraph, TaskGraphBuilder};
 pub use key::Key;
 pub use node::NodeId;
 pub use references::References;
+pub use shape::Shape;
 pub use stats::GraphStats;
 pub use term::{Op, OpInterner, Refs, Term};
 pub use topology::Topology;

@@ -16,16 +16,19 @@
 //! (bytes) and `"cost"` (seconds). Other top-level fields are ignored; any
 //! other task field is an error.
 
+mod fast;
 mod read;
 mod write;
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
+use self::fast::{Bail, GraphSink, Reader, ShapeSink};
 use self::read::{check, parse};
 use self::write::TaskRecord;
+use crate::error::Problem;
 use crate::graph::{Body, Task};
-use crate::{Error, Key, TaskGraph, Term, Value};
+use crate::{Error, Key, Shape, TaskGraph, Term, Value};
 
 /// The value of the `"format"` field.
 pub const FORMAT: &str = "taskgraph-json/1";
@@ -48,24 +51,44 @@ const RED_ZONE: usize = 256 * 1024;
 const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// Reads a graph from a file, or from standard input when `path` is `-`.
-/// Gzip is detected by content, whatever the file is called.
+/// Gzip is detected by content, whatever the file is called. A file is read
+/// as it streams in, never whole in memory.
 ///
 /// # Errors
 ///
 /// Any error of [`from_slice`], or of reading the file, wrapped in
 /// [`Error::In`] so that it names the file.
 pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
-    let (origin, bytes) = read_input(path.as_ref());
-    let within = |source: Error| Error::In {
-        origin: origin.clone(),
-        error: Box::new(source),
-    };
-    let bytes = bytes.map_err(|err| within(Error::Io(err)))?;
-    // The text is dropped before the topology is built, so that the two never
-    // take memory at the same time.
-    let graph = parse_text(bytes).map_err(within)?;
-    check(&graph).map_err(within)?;
-    Ok(graph)
+    read_with(path.as_ref(), read_graph, Ok)
+}
+
+/// Reads the [`Shape`] of a graph (its keys and topology, not its task
+/// bodies) from a file, or from standard input when `path` is `-`: what
+/// ordering and statistics need, in a fraction of the memory of
+/// [`read_path`]. The file must be a valid graph, as for [`read_path`].
+///
+/// # Errors
+///
+/// As [`read_path`], with the same messages.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Dag, TaskGraph, Term, json};
+///
+/// let graph = TaskGraph::builder()
+///     .task("x", Term::lit(1))
+///     .task("y", Term::call("inc", [Term::key("x")]))
+///     .build()?;
+/// let path = std::env::temp_dir().join(format!("shape-{}.json", std::process::id()));
+/// json::write_path(&graph, &path)?;
+/// let shape = json::read_shape_path(&path)?;
+/// assert_eq!((shape.len(), shape.topology().edge_count()), (2, 1));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_shape_path(path: impl AsRef<Path>) -> Result<Shape, Error> {
+    read_with(path.as_ref(), read_shape, |graph| Shape::of(&graph))
 }
 
 /// Reads all of a file, or of standard input when `path` is `-`, with the name
@@ -109,26 +132,132 @@ pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
 /// # Ok::<(), graph_core::Error>(())
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
-    let graph = if bytes.starts_with(&GZIP_MAGIC) {
-        let mut text = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut text)?;
-        parse(&text)?
-    } else {
-        parse(bytes)?
-    };
-    check(&graph)?;
-    Ok(graph)
+    from_bytes(bytes, read_graph, Ok)
 }
 
-/// Parses owned bytes (plain or gzip), dropping them before returning.
-fn parse_text(bytes: Vec<u8>) -> Result<TaskGraph, Error> {
+/// [`read_shape_path`] on JSON text, or gzip-compressed JSON text.
+///
+/// # Errors
+///
+/// As [`from_slice`].
+pub fn shape_from_slice(bytes: &[u8]) -> Result<Shape, Error> {
+    from_bytes(bytes, read_shape, |graph| Shape::of(&graph))
+}
+
+/// The fast reader into a graph.
+fn read_graph(source: &mut dyn Read) -> Result<TaskGraph, Bail> {
+    let mut sink = GraphSink::default();
+    Reader::new(source).read(&mut sink)?;
+    sink.finish()
+}
+
+/// The fast reader into a shape.
+fn read_shape(source: &mut dyn Read) -> Result<Shape, Bail> {
+    let mut sink = ShapeSink::default();
+    Reader::new(source).read(&mut sink)?;
+    sink.finish()
+}
+
+/// Reads `path` with the fast reader `fast`; where it gives up, with the
+/// serde reader, whose graph `slow` turns into what `fast` gives.
+fn read_with<T>(
+    path: &Path,
+    fast: fn(&mut dyn Read) -> Result<T, Bail>,
+    slow: fn(TaskGraph) -> Result<T, Error>,
+) -> Result<T, Error> {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        let within = |source: Error| Error::In {
+            origin: "<stdin>".to_owned(),
+            error: Box::new(source),
+        };
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|err| within(Error::Io(err)))?;
+        return from_bytes(&bytes, fast, slow).map_err(within);
+    }
+    let within = |source: Error| Error::In {
+        origin: path.display().to_string(),
+        error: Box::new(source),
+    };
+    let attempt = (|| -> io::Result<Result<T, Bail>> {
+        let mut file = io::BufReader::with_capacity(1 << 16, std::fs::File::open(path)?);
+        Ok(if file.fill_buf()?.starts_with(&GZIP_MAGIC) {
+            fast(&mut flate2::read::MultiGzDecoder::new(file))
+        } else {
+            fast(&mut file)
+        })
+    })();
+    match attempt.map_err(|err| within(Error::Io(err)))? {
+        Ok(value) => Ok(value),
+        // The document is read again, whole, by the reader of record.
+        Err(bail) => {
+            let bytes = std::fs::read(path).map_err(|err| within(Error::Io(err)))?;
+            let text = plain_text(bytes).map_err(within)?;
+            explain(bail, &text, slow).map_err(within)
+        }
+    }
+}
+
+/// [`read_with`] on bytes in memory.
+fn from_bytes<T>(
+    bytes: &[u8],
+    fast: fn(&mut dyn Read) -> Result<T, Bail>,
+    slow: fn(TaskGraph) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let attempt = if bytes.starts_with(&GZIP_MAGIC) {
+        fast(&mut flate2::read::MultiGzDecoder::new(bytes))
+    } else {
+        fast(&mut &bytes[..])
+    };
+    match attempt {
+        Ok(value) => Ok(value),
+        Err(bail) => {
+            let text = plain_text(bytes.to_vec())?;
+            explain(bail, &text, slow)
+        }
+    }
+}
+
+/// The text of a document, gzip or not.
+fn plain_text(bytes: Vec<u8>) -> Result<Vec<u8>, Error> {
     if bytes.starts_with(&GZIP_MAGIC) {
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut text)?;
-        drop(bytes);
-        return parse(&text);
+        return Ok(text);
     }
-    parse(&bytes)
+    Ok(bytes)
+}
+
+/// What the fast reader's giving up on `text` means: the error the serde
+/// reader finds (or, should it find none, its graph turned by `slow`), or
+/// the integer too large that the fast reader met.
+fn explain<T>(bail: Bail, text: &[u8], slow: fn(TaskGraph) -> Result<T, Error>) -> Result<T, Error> {
+    match bail {
+        Bail::Invalid => {
+            let graph = parse(text)?;
+            check(&graph)?;
+            slow(graph)
+        }
+        Bail::BigInteger { digits, last, task } => {
+            // Line and column as serde's reader counts them: in bytes, from
+            // 1, at the last digit, after a byte order mark.
+            let bom = if text.starts_with(b"\xef\xbb\xbf") { 3 } else { 0 };
+            let last = usize::try_from(last).unwrap_or(usize::MAX).min(text.len());
+            let before = &text[bom.min(last)..last];
+            let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+            let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+            Err(Error::Invalid {
+                line,
+                column: before.len() - line_start + 1,
+                task: Some(task),
+                problem: Problem::Type {
+                    message: format!("integer {digits} does not fit in a signed 64-bit integer"),
+                },
+            })
+        }
+    }
 }
 
 /// Writes a graph to a file, gzip-compressed when the name ends in `.gz`, or
