@@ -19,3 +19,45 @@ pub fn json_roundtrip(data: &[u8]) {
         "second write differs"
     );
 }
+
+/// `core_json_readers_agree`: the streaming reader and the serde reader of
+/// record read any bytes alike. Where the streaming reader gives a graph, the
+/// serde reader gives the same one, with the same topology, and the shape
+/// reader the same keys and topology; where it gives up, the serde reader
+/// finds an error (so a valid document never takes the slow road), but for an
+/// integer beyond 64 bits, an error for the one, a float for the other.
+pub fn json_readers_agree(data: &[u8]) {
+    let json::Readings {
+        graph,
+        shape,
+        big_integer,
+        serde,
+    } = json::every_reading(data);
+    match (graph, serde) {
+        (Some(fast), Ok(slow)) => {
+            assert_eq!(fast, slow, "the readers read different graphs");
+            let topology = fast.topology().expect("a graph read has a topology");
+            assert_eq!(
+                Some(topology),
+                slow.topology().ok(),
+                "the readers found different topologies"
+            );
+            let shape = shape.expect("the shape reader reads what the graph reader reads");
+            assert!(
+                shape.keys().eq(fast.keys()),
+                "the shape reader read other keys"
+            );
+            assert_eq!(
+                shape.topology(),
+                topology,
+                "the shape reader read another topology"
+            );
+        }
+        (Some(_), Err(error)) => panic!("only the streaming reader accepts the input ({error})"),
+        (None, Ok(_)) => assert!(
+            big_integer,
+            "the streaming reader gives up on a valid graph"
+        ),
+        (None, Err(_)) => assert!(shape.is_none(), "the shape reader accepts an invalid graph"),
+    }
+}

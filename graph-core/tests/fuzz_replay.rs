@@ -19,3 +19,11 @@ fn replay(target: &str, check: impl Fn(&[u8]) + std::panic::RefUnwindSafe) {
 fn core_json_roundtrip() {
     replay("core_json_roundtrip", graph_core::fuzz::json_roundtrip);
 }
+
+#[test]
+fn core_json_readers_agree() {
+    replay(
+        "core_json_readers_agree",
+        graph_core::fuzz::json_readers_agree,
+    );
+}

@@ -7,6 +7,7 @@ use graph_core::{Key, Task, TaskGraph, Term, Value, json};
 #[track_caller]
 fn round_trip(graph: &TaskGraph) {
     let text = json::to_string(graph).unwrap();
+    graph_core::fuzz::json_readers_agree(text.as_bytes());
     let read_back = json::from_slice(text.as_bytes()).unwrap();
     assert_eq!(&read_back, graph);
     // Writing again gives the same bytes: the format is deterministic.
@@ -141,4 +142,52 @@ fn terms_nested_to_the_limit_round_trip() {
         .unwrap()
         .join()
         .unwrap();
+}
+
+/// Documents written by hand, valid and not, in every layout and spelling
+/// JSON allows: the streaming reader and the serde reader read them alike.
+#[test]
+fn both_readers_read_hand_written_documents_alike() {
+    let documents = [
+        r#"{"format":"taskgraph-json/1","tasks":[]}"#,
+        r#"{"tasks":[],"format":"taskgraph-json/1"}"#,
+        "\u{feff}{\"format\": \"taskgraph-json/1\", \"tasks\": []}",
+        " \t\r\n{ \"format\" : \"taskgraph-json/1\" ,\n \"tasks\" : [ { \"key\" : \"x\" , \"task\" : 1 } ] } \n",
+        r#"{"format":"taskgraph-json/1","extra":{"a":[1,2,{"b":null}]},"tasks":[{"key":"x","task":1}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"\u0078","task":"\ud83e\udd80 \" \\ \/ \b\f\n\r\t"},{"key":"y","task":{"ref":"x"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":["a",1,["b",-2.5]],"task":[1,2]},{"key":"y","task":{"list":[{"ref":["a",1,["b",-2.5]]},1e3,-0,0.5e-2,true,false,null]}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"y","task":{"call":"inc","args":[{"ref":"x"}]},"size":8,"cost":0.25},{"key":"x","task":1}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"z","deps":["x",["y",0]]},{"key":"x","task":1},{"key":["y",0],"deps":[]}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":{"float":"nan"}},{"key":"y","task":{"float":"-inf"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":1,"task":1},{"key":1.0,"task":2},{"key":"1","task":3}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":9223372036854775807},{"key":"y","task":-9223372036854775808}]}"#,
+        // Not valid: each must be an error from both.
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":9223372036854775808}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1},{"key":"x","task":2}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":{"ref":"x"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":{"ref":"y"}},{"key":"y","task":{"ref":"x"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":{"ref":"missing"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1,"colour":2}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1,"deps":[]}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x"}]}"#,
+        r#"{"format":"taskgraph-json/2","tasks":[]}"#,
+        r#"{"tasks":[]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":{"a":1},"task":1}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":{"call":"f"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":{"ref":"x","call":"f"}}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1}],"tasks":[]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1},]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":"\ud800"}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":01}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1e999}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1,"size":-1}]}"#,
+        r#"{"format":"taskgraph-json/1","tasks":[{"key":"x","task":1}]} trailing"#,
+        "{\"format\":\"taskgraph-json/1\",\"tasks\":[{\"key\":\"x\",\"task\":\"a\u{1}b\"}]}",
+        "",
+        "[]",
+        "{",
+    ];
+    for document in documents {
+        graph_core::fuzz::json_readers_agree(document.as_bytes());
+    }
 }

@@ -790,9 +790,9 @@ impl<R: Read> Reader<R> {
             }
         }
         match (reference, op, args, list) {
-            (true, false, false, false) | (false, true, true, false) | (false, false, false, true) => {
-                Ok(())
-            }
+            (true, false, false, false)
+            | (false, true, true, false)
+            | (false, false, false, true) => Ok(()),
             _ => Err(Bail::Invalid),
         }
     }
@@ -815,7 +815,13 @@ pub(crate) struct GraphSink {
 impl Sink for GraphSink {
     const TERMS: bool = true;
 
-    fn task(&mut self, key: Key, mut body: Body, size: Option<u64>, cost: Option<f64>) -> Result<()> {
+    fn task(
+        &mut self,
+        key: Key,
+        mut body: Body,
+        size: Option<u64>,
+        cost: Option<f64>,
+    ) -> Result<()> {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
@@ -852,8 +858,8 @@ impl GraphSink {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
-        let topology =
-            Topology::from_dependency_rows(self.offsets, self.targets).map_err(|_| Bail::Invalid)?;
+        let topology = Topology::from_dependency_rows(self.offsets, self.targets)
+            .map_err(|_| Bail::Invalid)?;
         self.graph.set_topology(topology);
         Ok(self.graph)
     }
@@ -906,8 +912,8 @@ impl ShapeSink {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
-        let topology =
-            Topology::from_dependency_rows(self.offsets, self.targets).map_err(|_| Bail::Invalid)?;
+        let topology = Topology::from_dependency_rows(self.offsets, self.targets)
+            .map_err(|_| Bail::Invalid)?;
         Ok(Shape::new(self.keys, topology))
     }
 }

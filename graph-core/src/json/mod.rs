@@ -144,6 +144,44 @@ pub fn shape_from_slice(bytes: &[u8]) -> Result<Shape, Error> {
     from_bytes(bytes, read_shape, |graph| Shape::of(&graph))
 }
 
+/// What each reader makes of `bytes`, for the fuzz checker that holds them
+/// to agree.
+#[cfg(feature = "fuzzing")]
+pub(crate) struct Readings {
+    /// The streaming reader's graph; `None` where it gives up.
+    pub(crate) graph: Option<TaskGraph>,
+    /// The streaming reader's shape; `None` where it gives up.
+    pub(crate) shape: Option<Shape>,
+    /// Whether the streaming reader gave up on an integer beyond 64 bits,
+    /// which the serde reader would take for a float.
+    pub(crate) big_integer: bool,
+    /// The serde reader's checked graph.
+    pub(crate) serde: Result<TaskGraph, Error>,
+}
+
+/// [`Readings`] of `bytes`.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
+    fn fast<T>(bytes: &[u8], read: fn(&mut dyn Read) -> Result<T, Bail>) -> Result<T, Bail> {
+        if bytes.starts_with(&GZIP_MAGIC) {
+            read(&mut flate2::read::MultiGzDecoder::new(bytes))
+        } else {
+            read(&mut &bytes[..])
+        }
+    }
+    let graph = fast(bytes, read_graph);
+    Readings {
+        big_integer: matches!(graph, Err(Bail::BigInteger { .. })),
+        graph: graph.ok(),
+        shape: fast(bytes, read_shape).ok(),
+        serde: plain_text(bytes.to_vec()).and_then(|text| {
+            let graph = parse(&text)?;
+            check(&graph)?;
+            Ok(graph)
+        }),
+    }
+}
+
 /// The fast reader into a graph.
 fn read_graph(source: &mut dyn Read) -> Result<TaskGraph, Bail> {
     let mut sink = GraphSink::default();
@@ -233,7 +271,11 @@ fn plain_text(bytes: Vec<u8>) -> Result<Vec<u8>, Error> {
 /// What the fast reader's giving up on `text` means: the error the serde
 /// reader finds (or, should it find none, its graph turned by `slow`), or
 /// the integer too large that the fast reader met.
-fn explain<T>(bail: Bail, text: &[u8], slow: fn(TaskGraph) -> Result<T, Error>) -> Result<T, Error> {
+fn explain<T>(
+    bail: Bail,
+    text: &[u8],
+    slow: fn(TaskGraph) -> Result<T, Error>,
+) -> Result<T, Error> {
     match bail {
         Bail::Invalid => {
             let graph = parse(text)?;
@@ -243,11 +285,18 @@ fn explain<T>(bail: Bail, text: &[u8], slow: fn(TaskGraph) -> Result<T, Error>) 
         Bail::BigInteger { digits, last, task } => {
             // Line and column as serde's reader counts them: in bytes, from
             // 1, at the last digit, after a byte order mark.
-            let bom = if text.starts_with(b"\xef\xbb\xbf") { 3 } else { 0 };
+            let bom = if text.starts_with(b"\xef\xbb\xbf") {
+                3
+            } else {
+                0
+            };
             let last = usize::try_from(last).unwrap_or(usize::MAX).min(text.len());
             let before = &text[bom.min(last)..last];
             let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-            let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+            let line_start = before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |at| at + 1);
             Err(Error::Invalid {
                 line,
                 column: before.len() - line_start + 1,

@@ -5,8 +5,8 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{FORMAT, GROW_EVERY, MAX_NESTING, RED_ZONE, STACK_SEGMENT};
 use crate::error::{Problem, TaskAt};
@@ -608,4 +608,3 @@ impl<'de> Visitor<'de> for OpSeed<'_> {
         Ok(self.context.ops.borrow_mut().intern(name))
     }
 }
-
