@@ -27,6 +27,22 @@ fn read(bencher: Bencher<'_, '_>, n: usize) {
         });
 }
 
+/// Reads a file into a [`graph_core::Shape`] (keys and topology, not the
+/// bodies), plain and gzip: what `taskgraph stats` and `order` do.
+#[divan::bench(args = SIZES, consts = [false, true], sample_count = 5)]
+fn read_shape_file<const GZIP: bool>(bencher: Bencher<'_, '_>, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir
+        .path()
+        .join(if GZIP { "graph.json.gz" } else { "graph.json" });
+    json::write_path(&generate::random_dag(n, 42), &path).unwrap();
+    bencher.counter(ItemsCount::new(n)).bench(|| {
+        let shape = json::read_shape_path(black_box(&path)).unwrap();
+        assert_eq!(shape.len(), n);
+        shape
+    });
+}
+
 #[divan::bench(args = SIZES, sample_count = 5)]
 fn write(bencher: Bencher<'_, '_>, n: usize) {
     let graph = generate::random_dag(n, 42);

@@ -44,7 +44,7 @@ pub fn json_readers_agree(data: &[u8]) {
             );
             let shape = shape.expect("the shape reader reads what the graph reader reads");
             assert!(
-                shape.keys().eq(fast.keys()),
+                shape.keys().eq(fast.keys().cloned()),
                 "the shape reader read other keys"
             );
             assert_eq!(

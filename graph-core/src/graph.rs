@@ -441,13 +441,6 @@ impl TaskGraph {
         *self.hint.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(references);
     }
 
-    /// The node of the task with this key, and the key as the graph holds it.
-    pub(crate) fn entry_of(&self, key: &Key) -> Option<(NodeId, &Key)> {
-        self.tasks
-            .get_full(key)
-            .map(|(index, key, _)| (NodeId::new(index), key))
-    }
-
     /// Caches `topology`, which the caller (this crate's reader) built from
     /// the graph's own references.
     pub(crate) fn set_topology(&mut self, topology: Topology) {

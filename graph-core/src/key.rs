@@ -96,7 +96,7 @@ impl Key {
 }
 
 /// Folds `-0.0` into `0.0` and every NaN into one, so that equal floats hash alike.
-fn canonical_bits(x: f64) -> u64 {
+pub(crate) fn canonical_bits(x: f64) -> u64 {
     if x == 0.0 {
         0
     } else if x.is_nan() {

@@ -30,6 +30,7 @@ pub mod generate;
 mod graph;
 pub mod json;
 mod key;
+mod key_table;
 mod node;
 mod references;
 mod shape;

@@ -1,9 +1,7 @@
 //! `Shape`: a task graph's keys and checked topology, without its task
 //! bodies.
 
-use indexmap::IndexSet;
-use rustc_hash::FxBuildHasher;
-
+use crate::key_table::KeyTable;
 use crate::{Dag, Error, Key, NodeId, TaskGraph, Topology};
 
 /// The shape of a task graph: the keys of its tasks, in node order, and its
@@ -24,19 +22,21 @@ use crate::{Dag, Error, Key, NodeId, TaskGraph, Topology};
 /// let shape = Shape::of(&graph)?;
 /// let y = shape.node_id(&Key::from(("y", 0))).unwrap();
 /// assert_eq!((shape.len(), shape.topology().dependencies(y).len()), (2, 1));
-/// assert_eq!(shape.key(y), &Key::from(("y", 0)));
+/// assert_eq!(shape.key(y), Key::from(("y", 0)));
 /// # Ok::<(), graph_core::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Shape {
-    keys: IndexSet<Key, FxBuildHasher>,
+    /// The keys, as compact codes a key is made from when asked for: a
+    /// few bytes a task instead of a key's allocations.
+    table: KeyTable,
     topology: Topology,
 }
 
 impl Shape {
-    pub(crate) fn new(keys: IndexSet<Key, FxBuildHasher>, topology: Topology) -> Shape {
-        debug_assert_eq!(keys.len(), topology.node_count());
-        Shape { keys, topology }
+    pub(crate) fn new(table: KeyTable, topology: Topology) -> Shape {
+        debug_assert_eq!(table.len(), topology.node_count());
+        Shape { table, topology }
     }
 
     /// The shape of `graph`: its keys (shared, not copied: a key copies as a
@@ -47,38 +47,47 @@ impl Shape {
     /// As [`TaskGraph::topology`].
     pub fn of(graph: &TaskGraph) -> Result<Shape, Error> {
         let topology = graph.topology()?.clone();
-        let mut keys = IndexSet::with_capacity_and_hasher(graph.len(), FxBuildHasher);
-        keys.extend(graph.keys().cloned());
-        Ok(Shape { keys, topology })
+        let mut table = KeyTable::with_capacity(graph.len(), 16 * graph.len(), graph.len());
+        let mut code = Vec::new();
+        for key in graph.keys() {
+            table.encode_interning(key, &mut code);
+            let inserted = table.insert(&code);
+            debug_assert!(inserted.is_ok(), "a graph's keys are distinct");
+        }
+        Ok(Shape::new(table, topology))
     }
 
     /// The number of tasks.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.table.len()
     }
 
     /// Whether there is no task.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.table.len() == 0
     }
 
-    /// The key of a node.
+    /// The key of a node, made from its code (its strings shared).
     ///
     /// # Panics
     ///
     /// If `node` is not a node of this graph.
-    pub fn key(&self, node: NodeId) -> &Key {
-        &self.keys[node.index()]
+    pub fn key(&self, node: NodeId) -> Key {
+        self.table.key(node.as_u32())
     }
 
-    /// Every key, in node order.
-    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Key> + DoubleEndedIterator {
-        self.keys.iter()
+    /// Every key, in node order, each made as it is reached.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = Key> + DoubleEndedIterator + '_ {
+        (0..self.len() as u32).map(|node| self.table.key(node))
     }
 
     /// The node of the task with this key.
     pub fn node_id(&self, key: &Key) -> Option<NodeId> {
-        self.keys.get_index_of(key).map(NodeId::new)
+        let mut code = Vec::new();
+        if !self.table.encode(key, &mut code) {
+            return None;
+        }
+        self.table.find(&code).map(NodeId::from_u32)
     }
 
     /// The checked topology.
@@ -91,7 +100,7 @@ impl Shape {
         self.topology
             .node_ids()
             .filter(|&node| self.topology.dependents(node).is_empty())
-            .map(|node| self.key(node).clone())
+            .map(|node| self.key(node))
             .collect()
     }
 }

@@ -74,6 +74,13 @@ pub struct OpInterner {
     strings: FxHashSet<Arc<str>>,
 }
 
+impl Op {
+    /// The op named by a string already shared.
+    pub(crate) fn from_shared(name: Arc<str>) -> Op {
+        Op(name)
+    }
+}
+
 impl OpInterner {
     /// The op named `name`, shared with every earlier op of that name.
     pub fn intern(&mut self, name: &str) -> Op {

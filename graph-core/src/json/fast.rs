@@ -1,7 +1,8 @@
 //! The fast reader of `taskgraph-json/1`: one pass over the bytes, streamed
 //! from a file (gzip or not) or a buffer, with no intermediate JSON values;
-//! strings interned, keys shared with the tasks they name, and references
-//! resolved to node ids as they are read.
+//! strings interned, keys read as compact codes (a reference is looked up by
+//! its code, no key built), keys shared with the tasks they name, and
+//! references resolved to node ids as they are read.
 //!
 //! It reads every valid document. On anything else it gives up ([`Bail`]),
 //! and the serde reader, which reports problems exactly (line, column, task
@@ -12,14 +13,11 @@
 
 use std::io::{self, Read};
 
-use indexmap::IndexSet;
-use rustc_hash::FxBuildHasher;
-
 use super::{FORMAT, GROW_EVERY, MAX_NESTING, RED_ZONE, STACK_SEGMENT};
 use crate::error::TaskAt;
 use crate::graph::{Body, Task};
-use crate::term::OpInterner;
-use crate::{Key, NodeId, Shape, TaskGraph, Term, Topology, Value};
+use crate::key_table::{self, KeyTable};
+use crate::{Key, NodeId, Op, Shape, TaskGraph, Term, Topology, Value};
 
 /// Why the fast reader stopped.
 #[derive(Debug)]
@@ -45,9 +43,9 @@ pub(crate) trait Sink {
     /// Whether it wants the terms (else only their references).
     const TERMS: bool;
 
-    /// The next task: its key and body, and its metadata. For a body read
-    /// without its terms, `Body::Opaque` holds the references in preorder.
-    fn task(&mut self, key: Key, body: Body, size: Option<u64>, cost: Option<f64>) -> Result<()>;
+    /// The next task: its key and body, and its metadata. Called only when
+    /// the sink wants terms.
+    fn task(&mut self, key: &Key, body: Body, size: Option<u64>, cost: Option<f64>) -> Result<()>;
 }
 
 /// The bytes of a document, read a chunk at a time.
@@ -164,6 +162,16 @@ impl<R: Read> Input<R> {
     /// A string's bytes (its opening quote consumed) into `out`, escapes
     /// decoded; checked to be UTF-8.
     fn string(&mut self, out: &mut Vec<u8>) -> Result<()> {
+        self.raw_string(out)?;
+        if std::str::from_utf8(out).is_err() {
+            return Err(Bail::Invalid);
+        }
+        Ok(())
+    }
+
+    /// [`Input::string`] without the UTF-8 check, for bytes that are checked
+    /// otherwise: compared with names, or interned (which checks new texts).
+    fn raw_string(&mut self, out: &mut Vec<u8>) -> Result<()> {
         out.clear();
         loop {
             // The run of plain bytes in this chunk.
@@ -189,9 +197,6 @@ impl<R: Read> Input<R> {
                 Some(byte) if byte < 0x20 => return Err(Bail::Invalid),
                 Some(_) => {}
             }
-        }
-        if std::str::from_utf8(out).is_err() {
-            return Err(Bail::Invalid);
         }
         Ok(())
     }
@@ -334,34 +339,83 @@ enum Number {
     Big,
 }
 
-/// The reader: the input, the interned strings, and where it is.
+/// The reader: the input, the keys read so far, the references resolved
+/// so far, and where it is.
 pub(crate) struct Reader<R> {
     input: Input<R>,
-    strings: OpInterner,
+    /// Every task's key, by node, when the sink keeps terms (a reference
+    /// shares its task's key); and the table that finds a node by the code of
+    /// its key (strings and op names are interned there too).
+    keys: Vec<Key>,
+    table: KeyTable,
+    /// The dependencies of each task so far, in CSR form: node `i`'s are
+    /// `targets[offsets[i]..offsets[i + 1]]`; `u32::MAX` for a reference
+    /// forward, resolved at the end.
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+    /// The references forward: their place in `targets`, and where their
+    /// codes end in `forward_codes`.
+    forward: Vec<(usize, usize)>,
+    forward_codes: Vec<u8>,
+    /// The code of the key being read, and of the key of the task being
+    /// read (if `has_key`).
+    code: Vec<u8>,
+    task_code: Vec<u8>,
+    has_key: bool,
     scratch: Vec<u8>,
     number: Vec<u8>,
-    /// The task being read, and its key once read.
-    at: TaskAt,
+    /// The position of the task being read.
+    index: usize,
     depth: usize,
 }
 
+/// What a document holds, besides what its sink kept: the table of its
+/// keys' codes, and the checked topology.
+pub(crate) struct Document {
+    pub(crate) table: KeyTable,
+    pub(crate) topology: Topology,
+}
+
+/// Bytes of text per task, at least, when reserving room from the size of a
+/// document (`{"key":1,"task":1},` is 20), and bytes per reference (`{"ref":1}`
+/// is 9); and bytes per task expected, for the index of keys, whose room
+/// costs memory at once (more tasks only grow it).
+const BYTES_PER_TASK: u64 = 20;
+const BYTES_PER_REFERENCE: u64 = 10;
+const BYTES_PER_INDEXED_TASK: u64 = 80;
+
 impl<R: Read> Reader<R> {
-    pub(crate) fn new(source: R) -> Reader<R> {
+    /// A reader of `source`, with room reserved for a document of about
+    /// `size_hint` bytes (room is address space until used).
+    pub(crate) fn new(source: R, size_hint: Option<u64>) -> Reader<R> {
+        let room = |per: u64| {
+            size_hint.map_or(0, |bytes| {
+                usize::try_from(bytes / per).unwrap_or(usize::MAX)
+            })
+        };
+        let tasks = room(BYTES_PER_TASK).min(NodeId::MAX_NODES);
+        let mut offsets = Vec::with_capacity(tasks + 1);
+        offsets.push(0);
         Reader {
             input: Input::new(source),
-            strings: OpInterner::default(),
+            keys: Vec::new(),
+            table: KeyTable::with_capacity(tasks, 8 * tasks, room(BYTES_PER_INDEXED_TASK)),
+            offsets,
+            targets: Vec::with_capacity(room(BYTES_PER_REFERENCE)),
+            forward: Vec::new(),
+            forward_codes: Vec::new(),
+            code: Vec::new(),
+            task_code: Vec::new(),
+            has_key: false,
             scratch: Vec::new(),
             number: Vec::new(),
-            at: TaskAt {
-                index: 0,
-                key: None,
-            },
+            index: 0,
             depth: 0,
         }
     }
 
     /// Reads a whole document into `sink`.
-    pub(crate) fn read<S: Sink>(&mut self, sink: &mut S) -> Result<()> {
+    pub(crate) fn read<S: Sink>(mut self, sink: &mut S) -> Result<Document> {
         // A byte order mark is passed over, as the serde reader does.
         if self.input.peek()? == Some(0xef) {
             self.input.word(b"\xef\xbb\xbf")?;
@@ -400,7 +454,24 @@ impl<R: Read> Reader<R> {
         if !(format && tasks) || self.input.peek_token()?.is_some() {
             return Err(Bail::Invalid);
         }
-        Ok(())
+        self.finish()
+    }
+
+    /// Resolves the references forward and checks the topology: a missing
+    /// key or a cycle gives up (the serde reader then reports it).
+    fn finish(mut self) -> Result<Document> {
+        let mut start = 0;
+        for &(at, end) in &self.forward {
+            let code = &self.forward_codes[start..end];
+            self.targets[at] = self.table.find(code).ok_or(Bail::Invalid)?;
+            start = end;
+        }
+        let topology = Topology::from_dependency_rows(self.offsets, self.targets)
+            .map_err(|_| Bail::Invalid)?;
+        Ok(Document {
+            table: self.table,
+            topology,
+        })
     }
 
     /// Skips any JSON value, without recursion (fields the format ignores).
@@ -463,17 +534,23 @@ impl<R: Read> Reader<R> {
         self.input.expect(b':')
     }
 
+    /// `"name":`, the name in `scratch`, unchecked (the caller compares it
+    /// with the names it knows, all ASCII).
+    fn known_field_name(&mut self) -> Result<()> {
+        self.input.expect(b'"')?;
+        self.input.raw_string(&mut self.scratch)?;
+        self.input.expect(b':')
+    }
+
     fn tasks<S: Sink>(&mut self, sink: &mut S) -> Result<()> {
         self.input.expect(b'[')?;
         if self.input.peek_token()? == Some(b']') {
             self.input.pos += 1;
             return Ok(());
         }
-        let mut index = 0;
         loop {
-            self.at = TaskAt { index, key: None };
             self.task(sink)?;
-            index += 1;
+            self.index += 1;
             match self.input.token()? {
                 b',' => {}
                 b']' => return Ok(()),
@@ -484,30 +561,29 @@ impl<R: Read> Reader<R> {
 
     fn task<S: Sink>(&mut self, sink: &mut S) -> Result<()> {
         self.input.expect(b'{')?;
-        let (mut key, mut body, mut size, mut cost) = (None, None, None, None);
+        let (mut body, mut size, mut cost) = (None, None, None);
+        self.has_key = false;
         if self.input.peek_token()? == Some(b'}') {
             return Err(Bail::Invalid);
         }
         loop {
-            self.input.expect(b'"')?;
-            self.input.string(&mut self.scratch)?;
-            self.input.expect(b':')?;
+            self.known_field_name()?;
             match self.scratch.as_slice() {
-                b"key" if key.is_none() => {
-                    let read = self.key()?;
-                    self.at.key = Some(read.clone());
-                    key = Some(read);
+                b"key" if !self.has_key => {
+                    self.code.clear();
+                    self.key_code()?;
+                    std::mem::swap(&mut self.code, &mut self.task_code);
+                    self.has_key = true;
                 }
                 b"task" if body.is_none() => {
                     body = Some(if S::TERMS {
                         Body::Term(self.term()?)
                     } else {
-                        let mut refs = Vec::new();
-                        self.refs(&mut refs)?;
-                        Body::Opaque(refs)
+                        self.refs()?;
+                        Body::Opaque(Vec::new())
                     });
                 }
-                b"deps" if body.is_none() => body = Some(Body::Opaque(self.keys()?)),
+                b"deps" if body.is_none() => body = Some(Body::Opaque(self.deps::<S>()?)),
                 b"size" if size.is_none() => {
                     if !matches!(self.input.peek_token()?, Some(b'0'..=b'9')) {
                         return Err(Bail::Invalid);
@@ -542,10 +618,20 @@ impl<R: Read> Reader<R> {
                 _ => return Err(Bail::Invalid),
             }
         }
-        match (key, body) {
-            (Some(key), Some(body)) => sink.task(key, body, size, cost),
-            _ => Err(Bail::Invalid),
+        let Some(body) = body.filter(|_| self.has_key) else {
+            return Err(Bail::Invalid);
+        };
+        if self.offsets.len() >= NodeId::MAX_NODES || self.table.insert(&self.task_code).is_err() {
+            return Err(Bail::Invalid);
         }
+        let end = u32::try_from(self.targets.len()).map_err(|_| Bail::Invalid)?;
+        self.offsets.push(end);
+        if S::TERMS {
+            let key = self.table.decode(&self.task_code);
+            sink.task(&key, body, size, cost)?;
+            self.keys.push(key);
+        }
+        Ok(())
     }
 
     /// A number token that starts with `first` (not consumed), with a big
@@ -559,7 +645,10 @@ impl<R: Read> Reader<R> {
             return Err(Bail::BigInteger {
                 digits: String::from_utf8_lossy(&self.number).into_owned(),
                 last: self.input.offset() - 1,
-                task: self.at.clone(),
+                task: TaskAt {
+                    index: self.index,
+                    key: self.has_key.then(|| self.table.decode(&self.task_code)),
+                },
             });
         }
         Ok(number)
@@ -581,42 +670,70 @@ impl<R: Read> Reader<R> {
         value
     }
 
-    fn key(&mut self) -> Result<Key> {
+    /// A key, appended to `code` as its code (see [`KeyTable`]), its strings
+    /// interned: no [`Key`] is built.
+    fn key_code(&mut self) -> Result<()> {
         match self.input.token()? {
             b'"' => {
-                self.input.string(&mut self.scratch)?;
-                let text = std::str::from_utf8(&self.scratch).expect("checked UTF-8");
-                Ok(Key::Str(self.strings.intern_str(text)))
+                self.input.raw_string(&mut self.scratch)?;
+                let string = self.table.strings_mut().intern(&self.scratch);
+                key_table::push_str(&mut self.code, string.ok_or(Bail::Invalid)?);
+                Ok(())
             }
             b'[' => self.nested(|reader| {
-                let mut parts = Vec::new();
+                key_table::push_tuple(&mut reader.code);
                 if reader.input.peek_token()? == Some(b']') {
                     reader.input.pos += 1;
-                    return Ok(Key::from(parts));
-                }
-                loop {
-                    parts.push(reader.key()?);
-                    match reader.input.token()? {
-                        b',' => {}
-                        b']' => return Ok(Key::from(parts)),
-                        _ => return Err(Bail::Invalid),
+                } else {
+                    loop {
+                        reader.key_code()?;
+                        match reader.input.token()? {
+                            b',' => {}
+                            b']' => break,
+                            _ => return Err(Bail::Invalid),
+                        }
                     }
                 }
+                key_table::push_end(&mut reader.code);
+                Ok(())
             }),
             byte @ (b'-' | b'0'..=b'9') => {
                 self.input.pos -= 1;
                 match self.number_token(Some(byte))? {
-                    Number::Int(i) => Ok(Key::Int(i)),
-                    Number::Float(x) => Ok(Key::Float(x)),
+                    Number::Int(i) => key_table::push_int(&mut self.code, i),
+                    Number::Float(x) => key_table::push_float(&mut self.code, x),
                     Number::Big => unreachable!("reported by number_token"),
                 }
+                Ok(())
             }
             _ => Err(Bail::Invalid),
         }
     }
 
-    /// An array of keys.
-    fn keys(&mut self) -> Result<Vec<Key>> {
+    /// A reference to a task: its target recorded (forward if the task is
+    /// not read yet), and, when `want` asks, its key, shared with the task's
+    /// when the task came first.
+    fn reference(&mut self, want: bool) -> Result<Option<Key>> {
+        self.code.clear();
+        self.key_code()?;
+        let at = self.targets.len();
+        match self.table.find(&self.code) {
+            Some(node) => {
+                self.targets.push(node);
+                Ok(want.then(|| self.keys[node as usize].clone()))
+            }
+            None => {
+                self.targets.push(u32::MAX);
+                self.forward_codes.extend_from_slice(&self.code);
+                self.forward.push((at, self.forward_codes.len()));
+                Ok(want.then(|| self.table.decode(&self.code)))
+            }
+        }
+    }
+
+    /// The keys of `deps`: references, kept as keys when the sink wants
+    /// bodies.
+    fn deps<S: Sink>(&mut self) -> Result<Vec<Key>> {
         self.input.expect(b'[')?;
         let mut keys = Vec::new();
         if self.input.peek_token()? == Some(b']') {
@@ -624,7 +741,9 @@ impl<R: Read> Reader<R> {
             return Ok(keys);
         }
         loop {
-            keys.push(self.key()?);
+            if let Some(key) = self.reference(S::TERMS)? {
+                keys.push(key);
+            }
             match self.input.token()? {
                 b',' => {}
                 b']' => return Ok(keys),
@@ -666,6 +785,15 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// An op name (its opening quote not consumed), interned.
+    fn op(&mut self) -> Result<Op> {
+        self.input.expect(b'"')?;
+        self.input.raw_string(&mut self.scratch)?;
+        let string = self.table.strings_mut().intern(&self.scratch);
+        let name = self.table.strings().get(string.ok_or(Bail::Invalid)?);
+        Ok(Op::from_shared(name.clone()))
+    }
+
     /// The fields of a term object (its brace consumed).
     fn term_object(&mut self) -> Result<Term> {
         let (mut reference, mut op, mut args, mut list) = (None, None, None, None);
@@ -673,17 +801,12 @@ impl<R: Read> Reader<R> {
             return Err(Bail::Invalid);
         }
         loop {
-            self.input.expect(b'"')?;
-            self.input.string(&mut self.scratch)?;
-            self.input.expect(b':')?;
+            self.known_field_name()?;
             match self.scratch.as_slice() {
-                b"ref" if reference.is_none() => reference = Some(self.key()?),
-                b"call" if op.is_none() => {
-                    self.input.expect(b'"')?;
-                    self.input.string(&mut self.scratch)?;
-                    let name = std::str::from_utf8(&self.scratch).expect("checked UTF-8");
-                    op = Some(self.strings.intern(name));
+                b"ref" if reference.is_none() => {
+                    reference = Some(self.reference(true)?.expect("asked for"));
                 }
+                b"call" if op.is_none() => op = Some(self.op()?),
                 b"args" if args.is_none() => args = Some(self.terms()?),
                 b"list" if list.is_none() => list = Some(self.terms()?),
                 _ => return Err(Bail::Invalid),
@@ -722,9 +845,9 @@ impl<R: Read> Reader<R> {
 
     /// The references of a term, in preorder, without building the term:
     /// what a reader of the graph's shape needs of it.
-    fn refs(&mut self, refs: &mut Vec<Key>) -> Result<()> {
+    fn refs(&mut self) -> Result<()> {
         match self.input.token()? {
-            b'{' => self.nested(|reader| reader.refs_object(refs)),
+            b'{' => self.nested(Self::refs_object),
             b'"' => self.input.string(&mut self.scratch),
             b't' => self.input.word(b"rue"),
             b'f' => self.input.word(b"alse"),
@@ -737,19 +860,17 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    fn refs_object(&mut self, refs: &mut Vec<Key>) -> Result<()> {
+    fn refs_object(&mut self) -> Result<()> {
         // As `term_object`, keeping only the references.
         let (mut reference, mut op, mut args, mut list) = (false, false, false, false);
         if self.input.peek_token()? == Some(b'}') {
             return Err(Bail::Invalid);
         }
         loop {
-            self.input.expect(b'"')?;
-            self.input.string(&mut self.scratch)?;
-            self.input.expect(b':')?;
+            self.known_field_name()?;
             match self.scratch.as_slice() {
                 b"ref" if !reference => {
-                    refs.push(self.key()?);
+                    self.reference(false)?;
                     reference = true;
                 }
                 b"call" if !op => {
@@ -772,7 +893,7 @@ impl<R: Read> Reader<R> {
                         self.input.pos += 1;
                     } else {
                         loop {
-                            self.refs(refs)?;
+                            self.refs()?;
                             match self.input.token()? {
                                 b',' => {}
                                 b']' => break,
@@ -798,142 +919,46 @@ impl<R: Read> Reader<R> {
     }
 }
 
-/// Builds a [`TaskGraph`] from the tasks read: every reference to a task
-/// read before shares that task's key and is resolved to its node as it is
-/// read; references forward are resolved at the end. The graph gets its
-/// topology from these, without hashing a key again.
+/// Builds a [`TaskGraph`]: keeps every task, and at the end sets the
+/// topology the reader resolved (no key is hashed again for it).
 #[derive(Default)]
 pub(crate) struct GraphSink {
     graph: TaskGraph,
-    offsets: Vec<u32>,
-    /// Every reference, by node index; `u32::MAX` for one forward.
-    targets: Vec<u32>,
-    /// The references forward: their position in `targets`, and the key.
-    forward: Vec<(usize, Key)>,
 }
 
 impl Sink for GraphSink {
     const TERMS: bool = true;
 
-    fn task(
-        &mut self,
-        key: Key,
-        mut body: Body,
-        size: Option<u64>,
-        cost: Option<f64>,
-    ) -> Result<()> {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        let graph = &self.graph;
-        let (targets, forward) = (&mut self.targets, &mut self.forward);
-        for_each_ref_mut(&mut body, |reference| match graph.entry_of(reference) {
-            Some((node, shared)) => {
-                // The key the graph holds, so that both share one copy.
-                *reference = shared.clone();
-                targets.push(node.as_u32());
-            }
-            None => {
-                forward.push((targets.len(), reference.clone()));
-                targets.push(u32::MAX);
-            }
-        });
-        let end = u32::try_from(self.targets.len()).map_err(|_| Bail::Invalid)?;
-        self.offsets.push(end);
+    fn task(&mut self, key: &Key, body: Body, size: Option<u64>, cost: Option<f64>) -> Result<()> {
         self.graph
-            .insert_task(key, Task { body, size, cost })
+            .insert_task(key.clone(), Task { body, size, cost })
             .map_err(|_| Bail::Invalid)?;
         Ok(())
     }
 }
 
 impl GraphSink {
-    /// The graph, with its topology; a missing key or a cycle gives up (the
-    /// serde reader then reports it).
-    pub(crate) fn finish(mut self) -> Result<TaskGraph> {
-        for (at, key) in std::mem::take(&mut self.forward) {
-            let (node, _) = self.graph.entry_of(&key).ok_or(Bail::Invalid)?;
-            self.targets[at] = node.as_u32();
-        }
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        let topology = Topology::from_dependency_rows(self.offsets, self.targets)
-            .map_err(|_| Bail::Invalid)?;
-        self.graph.set_topology(topology);
-        Ok(self.graph)
+    /// The graph, with the topology read.
+    pub(crate) fn finish(mut self, read: Document) -> TaskGraph {
+        self.graph.set_topology(read.topology);
+        self.graph
     }
 }
 
-/// Keeps the keys and the topology of the tasks read, not their bodies: a
-/// [`Shape`].
-#[derive(Default)]
-pub(crate) struct ShapeSink {
-    keys: IndexSet<Key, FxBuildHasher>,
-    offsets: Vec<u32>,
-    targets: Vec<u32>,
-    forward: Vec<(usize, Key)>,
-}
+/// Keeps nothing of the tasks (the reader does not even make their keys): a
+/// [`Shape`] is what the reader itself keeps.
+pub(crate) struct ShapeSink;
 
 impl Sink for ShapeSink {
     const TERMS: bool = false;
 
-    fn task(&mut self, key: Key, body: Body, _size: Option<u64>, _cost: Option<f64>) -> Result<()> {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        let Body::Opaque(refs) = body else {
-            unreachable!("a shape is read without its terms")
-        };
-        for reference in refs {
-            match self.keys.get_index_of(&reference) {
-                Some(index) => self.targets.push(index as u32),
-                None => {
-                    self.forward.push((self.targets.len(), reference));
-                    self.targets.push(u32::MAX);
-                }
-            }
-        }
-        let end = u32::try_from(self.targets.len()).map_err(|_| Bail::Invalid)?;
-        self.offsets.push(end);
-        if self.keys.len() + 1 >= NodeId::MAX_NODES || !self.keys.insert(key) {
-            return Err(Bail::Invalid);
-        }
-        Ok(())
+    fn task(&mut self, _: &Key, _: Body, _: Option<u64>, _: Option<f64>) -> Result<()> {
+        unreachable!("a sink without terms is given no tasks")
     }
 }
 
 impl ShapeSink {
-    pub(crate) fn finish(mut self) -> Result<Shape> {
-        for (at, key) in std::mem::take(&mut self.forward) {
-            let index = self.keys.get_index_of(&key).ok_or(Bail::Invalid)?;
-            self.targets[at] = index as u32;
-        }
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        let topology = Topology::from_dependency_rows(self.offsets, self.targets)
-            .map_err(|_| Bail::Invalid)?;
-        Ok(Shape::new(self.keys, topology))
-    }
-}
-
-/// Calls `f` on every key a body references, in preorder, to change it;
-/// without recursion.
-fn for_each_ref_mut(body: &mut Body, mut f: impl FnMut(&mut Key)) {
-    match body {
-        Body::Opaque(keys) => keys.iter_mut().for_each(f),
-        Body::Term(term) => {
-            let mut stack: Vec<&mut Term> = vec![term];
-            while let Some(term) = stack.pop() {
-                match term {
-                    Term::Lit(_) => {}
-                    Term::Ref(key) => f(key),
-                    Term::Call { args: items, .. } | Term::List(items) => {
-                        stack.extend(items.iter_mut().rev());
-                    }
-                }
-            }
-        }
+    pub(crate) fn finish(read: Document) -> Shape {
+        Shape::new(read.table, read.topology)
     }
 }

@@ -17,6 +17,7 @@
 //! other task field is an error.
 
 mod fast;
+mod prefetch;
 mod read;
 mod write;
 
@@ -24,6 +25,7 @@ use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
 use self::fast::{Bail, GraphSink, Reader, ShapeSink};
+use self::prefetch::prefetched;
 use self::read::{check, parse};
 use self::write::TaskRecord;
 use crate::error::Problem;
@@ -52,7 +54,8 @@ const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// Reads a graph from a file, or from standard input when `path` is `-`.
 /// Gzip is detected by content, whatever the file is called. A file is read
-/// as it streams in, never whole in memory.
+/// as it streams in, never whole in memory, and read (and decompressed) on a
+/// second thread while the first parses.
 ///
 /// # Errors
 ///
@@ -162,11 +165,11 @@ pub(crate) struct Readings {
 /// [`Readings`] of `bytes`.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
-    fn fast<T>(bytes: &[u8], read: fn(&mut dyn Read) -> Result<T, Bail>) -> Result<T, Bail> {
+    fn fast<T>(bytes: &[u8], read: FastRead<T>) -> Result<T, Bail> {
         if bytes.starts_with(&GZIP_MAGIC) {
-            read(&mut flate2::read::MultiGzDecoder::new(bytes))
+            read(&mut flate2::read::MultiGzDecoder::new(bytes), None)
         } else {
-            read(&mut &bytes[..])
+            read(&mut &bytes[..], Some(bytes.len() as u64))
         }
     }
     let graph = fast(bytes, read_graph);
@@ -182,25 +185,27 @@ pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
     }
 }
 
-/// The fast reader into a graph.
-fn read_graph(source: &mut dyn Read) -> Result<TaskGraph, Bail> {
+/// The fast reader into a graph, with room for about `size_hint` bytes.
+fn read_graph(source: &mut dyn Read, size_hint: Option<u64>) -> Result<TaskGraph, Bail> {
     let mut sink = GraphSink::default();
-    Reader::new(source).read(&mut sink)?;
-    sink.finish()
+    let read = Reader::new(source, size_hint).read(&mut sink)?;
+    Ok(sink.finish(read))
 }
 
-/// The fast reader into a shape.
-fn read_shape(source: &mut dyn Read) -> Result<Shape, Bail> {
-    let mut sink = ShapeSink::default();
-    Reader::new(source).read(&mut sink)?;
-    sink.finish()
+/// The fast reader into a shape, with room for about `size_hint` bytes.
+fn read_shape(source: &mut dyn Read, size_hint: Option<u64>) -> Result<Shape, Bail> {
+    let read = Reader::new(source, size_hint).read(&mut ShapeSink)?;
+    Ok(ShapeSink::finish(read))
 }
+
+/// A fast reader of a document of about the size given, if known.
+type FastRead<T> = fn(&mut dyn Read, Option<u64>) -> Result<T, Bail>;
 
 /// Reads `path` with the fast reader `fast`; where it gives up, with the
 /// serde reader, whose graph `slow` turns into what `fast` gives.
 fn read_with<T>(
     path: &Path,
-    fast: fn(&mut dyn Read) -> Result<T, Bail>,
+    fast: FastRead<T>,
     slow: fn(TaskGraph) -> Result<T, Error>,
 ) -> Result<T, Error> {
     if path == Path::new("-") {
@@ -220,11 +225,16 @@ fn read_with<T>(
         error: Box::new(source),
     };
     let attempt = (|| -> io::Result<Result<T, Bail>> {
-        let mut file = io::BufReader::with_capacity(1 << 16, std::fs::File::open(path)?);
+        let file = std::fs::File::open(path)?;
+        let size = file.metadata()?.len();
+        let mut file = io::BufReader::with_capacity(1 << 16, file);
         Ok(if file.fill_buf()?.starts_with(&GZIP_MAGIC) {
-            fast(&mut flate2::read::MultiGzDecoder::new(file))
+            // JSON graphs compress about tenfold.
+            let hint = Some(size.saturating_mul(10));
+            let decoder = flate2::read::MultiGzDecoder::new(file);
+            prefetched(decoder, |text| fast(text, hint))
         } else {
-            fast(&mut file)
+            prefetched(file, |text| fast(text, Some(size)))
         })
     })();
     match attempt.map_err(|err| within(Error::Io(err)))? {
@@ -241,13 +251,13 @@ fn read_with<T>(
 /// [`read_with`] on bytes in memory.
 fn from_bytes<T>(
     bytes: &[u8],
-    fast: fn(&mut dyn Read) -> Result<T, Bail>,
+    fast: FastRead<T>,
     slow: fn(TaskGraph) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let attempt = if bytes.starts_with(&GZIP_MAGIC) {
-        fast(&mut flate2::read::MultiGzDecoder::new(bytes))
+        fast(&mut flate2::read::MultiGzDecoder::new(bytes), None)
     } else {
-        fast(&mut &bytes[..])
+        fast(&mut &bytes[..], Some(bytes.len() as u64))
     };
     match attempt {
         Ok(value) => Ok(value),
