@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use graph_core::{TaskGraph, json};
+use graph_core::{Shape, TaskGraph, json};
 
 use crate::busy::Busy;
 
@@ -10,6 +10,13 @@ use crate::busy::Busy;
 pub(crate) fn read(path: &Path) -> anyhow::Result<TaskGraph> {
     let _busy = Busy::start(format!("reading {}", path.display()));
     Ok(json::read_path(path)?)
+}
+
+/// Reads the keys and topology of a graph file (or standard input for `-`),
+/// without its task bodies.
+pub(crate) fn read_shape(path: &Path) -> anyhow::Result<Shape> {
+    let _busy = Busy::start(format!("reading {}", path.display()));
+    Ok(json::read_shape_path(path)?)
 }
 
 /// Writes a graph file (or standard output for `-`).

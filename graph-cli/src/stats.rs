@@ -16,8 +16,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = crate::graph_file::read(&args.file)?;
-    let stats = GraphStats::of(graph.topology()?);
+    let shape = crate::graph_file::read_shape(&args.file)?;
+    let stats = GraphStats::of(shape.topology());
     let mut out = std::io::stdout().lock();
     if args.json {
         crate::json_out::write_compact(&mut out, &stats)?;
