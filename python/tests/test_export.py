@@ -1,5 +1,6 @@
 """The exporter against real dask: an array reduction, a dataframe groupby and
-a delayed graph become taskgraph-json/1 documents that `taskgraph` reads."""
+a delayed graph become taskgraph-json/1 documents that `taskgraph` reads, with
+the dependencies dask's order computes."""
 
 import json
 import os
@@ -11,7 +12,10 @@ import dask.dataframe as dd
 import pandas as pd
 import pytest
 
-import taskgraph_dask
+from dask._task_spec import DataNode, Task, TaskRef
+
+import taskgraph
+import taskgraph.dask
 
 TASKGRAPH = os.environ.get("TASKGRAPH")
 
@@ -31,6 +35,7 @@ def check_document(doc):
     assert len(keys) == len(set(keys)), "keys are unique"
     for task in doc["tasks"]:
         assert set(task) <= {"key", "task", "deps", "size"}
+        assert ("task" in task) != ("deps" in task)
         for ref in refs(task.get("task"), []) + task.get("deps", []):
             assert json.dumps(ref) in keys, f"{task['key']} refers to {ref}, which is not a task"
 
@@ -50,35 +55,128 @@ def delayed_graph():
     return dask.delayed(sum)([inc(i) for i in range(10)])
 
 
+def fused_graph():
+    """The graph dask computes for an array expression: optimized, its
+    linear chains fused into Tasks that hold the inner tasks inside."""
+    import dask.array as da
+    from dask.base import collections_to_expr
+
+    y = ((da.ones((20, 20), chunks=(5, 5)) + 1) * 2).sum()
+    return dict(collections_to_expr([y], optimize_graph=True).optimize().__dask_graph__())
+
+
 @pytest.mark.parametrize("make", [array_reduction, dataframe_groupby, delayed_graph])
 def test_exports_are_complete(make):
     obj = make()
-    doc = taskgraph_dask.to_taskgraph(obj)
+    doc = taskgraph.dask.to_taskgraph(obj)
     check_document(doc)
     assert len(doc["tasks"]) == len(dict(obj.__dask_graph__()))
 
 
 def test_array_chunks_have_sizes():
     x = da.ones((40, 40), chunks=(10, 10), dtype="float64")
-    doc = taskgraph_dask.to_taskgraph(x + 1)
+    doc = taskgraph.dask.to_taskgraph(x + 1)
     sized = [task for task in doc["tasks"] if "size" in task]
     assert sized and all(task["size"] == 10 * 10 * 8 for task in sized)
 
 
 def test_calls_keep_qualified_names():
-    doc = taskgraph_dask.to_taskgraph(delayed_graph())
+    doc = taskgraph.dask.to_taskgraph(delayed_graph())
     ops = {task["task"]["call"] for task in doc["tasks"] if isinstance(task["task"], dict) and "call" in task["task"]}
     assert "builtins.sum" in ops
 
 
 @pytest.mark.skipif(not TASKGRAPH, reason="set TASKGRAPH to the taskgraph binary to check the round trip")
-@pytest.mark.parametrize("make", [array_reduction, dataframe_groupby, delayed_graph])
+@pytest.mark.parametrize("make", [array_reduction, dataframe_groupby, delayed_graph, fused_graph])
 def test_taskgraph_reads_the_export(make, tmp_path):
     path = tmp_path / "graph.json.gz"
-    n = taskgraph_dask.dump(make(), path)
+    n = taskgraph.dask.dump(make(), path)
     stats = subprocess.run([TASKGRAPH, "stats", str(path), "--json"], check=True, capture_output=True, text=True)
     assert json.loads(stats.stdout)["tasks"] == n
     order = subprocess.run([TASKGRAPH, "order", str(path), "--json"], check=True, capture_output=True, text=True)
     order = json.loads(order.stdout)
     assert sorted(priority for _, priority in order["order"]) == list(range(n))
     assert order["lower_bound"] <= order["max_pressure"]
+
+
+def f(*args):
+    return args
+
+
+def deps_of(doc):
+    """Each task's dependencies as the document gives them."""
+    res = {}
+    for task in doc["tasks"]:
+        found = task.get("deps") or refs(task.get("task"), [])
+        res[json.dumps(task["key"])] = sorted({json.dumps(ref) for ref in found})
+    return res
+
+
+@pytest.mark.parametrize("make", [array_reduction, dataframe_groupby, delayed_graph])
+def test_dependencies_are_those_dask_orders_by(make):
+    from dask.order import DependenciesMapping
+
+    graph = dict(make().__dask_graph__())
+    doc = taskgraph.dask.to_taskgraph(graph)
+    expected = {
+        json.dumps(taskgraph.dask._key(key)): sorted({json.dumps(taskgraph.dask._key(d)) for d in deps if d in graph})
+        for key, deps in DependenciesMapping(graph).items()
+    }
+    assert deps_of(doc) == expected
+
+
+def test_fused_graphs_keep_internal_keys_inside():
+    graph = fused_graph()
+    assert any(getattr(v, "has_subgraph", lambda: False)() for v in graph.values()), "the graph has fused tasks"
+    doc = taskgraph.dask.to_taskgraph(graph)
+    check_document(doc)
+    assert len(doc["tasks"]) == len(graph)
+    # The inner keys appear as values, not references.
+    text = json.dumps(doc)
+    assert '"<key>"' in text
+
+
+def test_key_in_plain_tuple_is_not_a_reference():
+    doc = taskgraph.dask.to_taskgraph({"a": (f,), "b": (f, (1, "a"))})
+    check_document(doc)
+    assert deps_of(doc)['"b"'] == []
+
+
+def test_data_nodes_are_listed():
+    graph = {
+        "x": DataNode("x", 10),
+        "lit": 5,
+        "a": Task("a", f, TaskRef("x")),
+        "b": (f, "a", "lit"),
+        "both": ["a", "b"],
+    }
+    doc = taskgraph.dask.to_taskgraph(graph)
+    check_document(doc)
+    assert doc["data_nodes"] == ["x", "lit", "both"]
+
+
+def test_external_references_are_not_references():
+    doc = taskgraph.dask.to_taskgraph({"a": Task("a", f, TaskRef("ext")), "b": Task("b", f, TaskRef("a"))})
+    check_document(doc)
+    assert deps_of(doc) == {'"a"': [], '"b"': ['"a"']}
+
+
+@pytest.mark.parametrize("graph", [{"a": (f, "a")}, {"a": Task("a", f, TaskRef("a"))}, {"a": (f, "b"), "b": (f, "a")}])
+def test_self_reference_is_a_cycle(graph, tmp_path):
+    with pytest.raises(RuntimeError, match="Cycle detected"):
+        taskgraph.dask.to_taskgraph(graph)
+    with pytest.raises(RuntimeError, match="Cycle detected"):
+        taskgraph.dask.dump(graph, tmp_path / "cycle.json")
+    assert not list(tmp_path.iterdir()), "no partial file is left"
+
+
+def test_demo_writes_three_graphs(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "taskgraph", "demo", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["array-reduction.json", "dataframe-groupby.json", "delayed.json"]
+    for name in names:
+        check_document(json.loads((tmp_path / name).read_text()))

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci                                  run every check CI runs: fmt, clippy, tests, docs, the dask exporter
+  ci                                  run every check CI runs: fmt, clippy, tests, docs, the Python package
   bench [--crate NAME] [--compare]     run the divan benchmarks (and the comparisons) into BENCHMARKS.md
   fuzz [TARGET] [--seconds N]         run the fuzz targets (all, or one) for N seconds each";
 
@@ -76,24 +76,34 @@ fn ci() -> anyhow::Result<()> {
             bail!("the {name} step failed ({status})");
         }
     }
-    python_exporter()
+    python_package()
 }
 
-/// The dask exporter's tests against real dask from PyPI, in a venv under
-/// `target/`, with the `taskgraph` binary the tests just built.
-fn python_exporter() -> anyhow::Result<()> {
+/// The Python package `taskgraph` (python/, its extension built from
+/// graph-python by maturin) and its tests against real dask and distributed
+/// from PyPI, in a venv under `target/`, with the `taskgraph` binary for the
+/// tests that round-trip through the command.
+fn python_package() -> anyhow::Result<()> {
     let root = workspace_root();
     let venv = root.join("target/venv-ci");
     let python = venv.join("bin/python");
-    say("== python exporter: venv target/venv-ci, pip install ./python[test], pytest");
+    say(
+        "== python package: venv target/venv-ci, pip install ./python[test] (builds the extension), pytest",
+    );
     if !python.exists() {
         run(
             Command::new("python3").arg("-m").arg("venv").arg(&venv),
             "python3 -m venv",
         )?;
     }
-    run(
-        Command::new(&python)
+    let package = format!("{}[test]", root.join("python").display());
+    // PyPI may fail a download now and then: pip retries each request, and
+    // the whole install is tried again before giving up.
+    // pip builds a local directory afresh each time, so the extension is
+    // always this tree's.
+    let pip = || {
+        let mut command = Command::new(&python);
+        command
             .args([
                 "-m",
                 "pip",
@@ -104,22 +114,42 @@ fn python_exporter() -> anyhow::Result<()> {
                 "--timeout",
                 "60",
             ])
-            .arg(format!("{}[test]", root.join("python").display())),
-        "pip install ./python[test]",
-    )?;
+            .arg(&package)
+            .current_dir(&root);
+        command
+    };
+    let mut attempt = 1;
+    while let Err(err) = run(&mut pip(), "pip install ./python[test]") {
+        if attempt == 3 {
+            return Err(err);
+        }
+        attempt += 1;
+        say(&format!("{err}; trying again ({attempt} of 3)"));
+    }
     run(
         cargo()
             .args(["build", "--quiet", "-p", "graph-cli"])
             .current_dir(&root),
         "cargo build -p graph-cli",
     )?;
-    run(
-        Command::new(&python)
-            .args(["-m", "pytest", "-q", "python/tests"])
-            .env("TASKGRAPH", root.join("target/debug/taskgraph"))
-            .current_dir(&root),
-        "pytest python/tests",
-    )
+    let mut pytest = Command::new(&python);
+    pytest
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "python/tests",
+        ])
+        .env("TASKGRAPH", root.join("target/debug/taskgraph"))
+        .current_dir(&root);
+    // CI installs Chromium (.ci/run): there the browser test must run, not
+    // skip; a developer's machine may lack it.
+    if std::env::var_os("CI").is_some() {
+        pytest.env("TASKGRAPH_BROWSER_TEST", "require");
+    }
+    run(&mut pytest, "pytest python/tests")
 }
 
 fn run(command: &mut Command, what: &str) -> anyhow::Result<()> {

@@ -1,0 +1,565 @@
+//! Reading a dask graph mapping: its keys, each task's dependencies as dask
+//! computes them, and which values dask treats as data rather than tasks.
+
+use std::collections::VecDeque;
+
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyList, PyNone, PySet, PySlice, PyString,
+    PyTuple, PyType,
+};
+use rustc_hash::FxHashMap;
+
+use crate::text::Texts;
+
+/// A dask graph as dense rows: node `i < task_count` is the `i`-th key of
+/// the mapping; nodes past it are the external keys that task objects name
+/// but the mapping lacks (dask orders them as data nodes and leaves them out
+/// of its result).
+pub(crate) struct Converted<'py> {
+    /// The key object of every node.
+    pub(crate) keys: Vec<Bound<'py, PyAny>>,
+    /// How many nodes are keys of the mapping.
+    pub(crate) task_count: usize,
+    /// Each node's dependencies in CSR form, repeats allowed.
+    pub(crate) offsets: Vec<u32>,
+    /// See `offsets`.
+    pub(crate) targets: Vec<u32>,
+    /// dask's `not istask(value)`: literals, `DataNode`s, plain containers
+    /// and external keys.
+    pub(crate) is_data: Vec<bool>,
+    /// dask's tie-break: each node's rank by Python's `str()` of its key.
+    pub(crate) ranks: Vec<u32>,
+}
+
+/// From this many keys on, they are ranked on a thread of their own while the
+/// tasks are read (below it, a thread costs more than it saves).
+const RANK_APART: usize = 10_000;
+
+/// What to do with dependencies that name keys missing from the mapping.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum External {
+    /// Add them as data nodes, as `dask.order.order` does.
+    AsDataNodes,
+    /// Drop them: the graph is the mapping's keys alone.
+    Drop,
+}
+
+/// The classes of `dask._task_spec` that decide how a value is read, when
+/// dask is importable.
+struct TaskSpec<'py> {
+    graph_node: Bound<'py, PyAny>,
+    /// `GraphNode.dependencies`, the property that returns `_dependencies`.
+    dependencies: Bound<'py, PyAny>,
+    data_node: Bound<'py, PyAny>,
+    task_ref: Bound<'py, PyAny>,
+}
+
+impl<'py> TaskSpec<'py> {
+    fn import(py: Python<'py>) -> Option<TaskSpec<'py>> {
+        let module = py.import("dask._task_spec").ok()?;
+        let graph_node = module.getattr("GraphNode").ok()?;
+        Some(TaskSpec {
+            dependencies: graph_node.getattr("dependencies").ok()?,
+            graph_node,
+            data_node: module.getattr("DataNode").ok()?,
+            task_ref: module.getattr("TaskRef").ok()?,
+        })
+    }
+}
+
+/// How a value of a given Python type is read. Decided once per type.
+#[derive(Clone, Copy)]
+enum Kind {
+    Tuple,
+    List,
+    Dict,
+    /// A `GraphNode`: a task unless it is a `DataNode`. `slot`: its type
+    /// keeps `GraphNode.dependencies`, which returns the `_dependencies`
+    /// slot, so the slot is read directly (no Python frame).
+    GraphNode {
+        is_data_node: bool,
+        slot: bool,
+    },
+    TaskRef,
+    /// A builtin scalar (str, int, float, ...): no `.dependencies`, compared
+    /// with the keys.
+    Scalar,
+    /// Anything else: dask asks it for `.dependencies` first.
+    Other,
+}
+
+/// Maps key objects to nodes with Python's `in dict` semantics (hash, then
+/// identity or `==`), keeping the graph's own key objects.
+///
+/// An open-addressing table with linear probing, each slot the low half of a
+/// key's hash and its node plus one (0 for an empty slot), at most half
+/// full: eight bytes a slot, so that a lookup in a graph of a million keys
+/// touches one cache line of the table.
+struct KeyIndex {
+    slots: Vec<(u32, u32)>,
+    /// Each node's full hash, to place it again when the table grows.
+    hashes: Vec<isize>,
+}
+
+/// The slot where a hash's probe starts (Fibonacci hashing: Python hashes
+/// of small integers are the integers themselves).
+fn home(hash: isize, mask: usize) -> usize {
+    let spread = (hash as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (spread >> 32) as usize & mask
+}
+
+impl KeyIndex {
+    fn new() -> KeyIndex {
+        KeyIndex {
+            slots: vec![(0, 0); 16],
+            hashes: Vec::new(),
+        }
+    }
+
+    /// Registers the mapping's keys, by their hashes. They are distinct, so
+    /// no lookup is needed first; they go in in slot order, so that filling
+    /// the table walks it once instead of jumping about.
+    fn fill(&mut self, hashes: Vec<isize>) {
+        let n = hashes.len();
+        self.slots = vec![(0, 0); (2 * n).next_power_of_two().max(16)];
+        let mask = self.slots.len() - 1;
+        let mut by_home: Vec<(u32, u32)> = (0..n as u32)
+            .map(|node| (home(hashes[node as usize], mask) as u32, node))
+            .collect();
+        by_home.sort_unstable();
+        for (_, node) in by_home {
+            place(&mut self.slots, hashes[node as usize], node);
+        }
+        self.hashes = hashes;
+    }
+
+    /// Registers the next node (an external key), whose key hashes to
+    /// `hash` and is in no slot yet.
+    fn push(&mut self, hash: isize) {
+        if 2 * (self.hashes.len() + 1) > self.slots.len() {
+            let mut grown = vec![(0, 0); 2 * self.slots.len()];
+            for (node, &h) in self.hashes.iter().enumerate() {
+                place(&mut grown, h, node as u32);
+            }
+            self.slots = grown;
+        }
+        place(&mut self.slots, hash, self.hashes.len() as u32);
+        self.hashes.push(hash);
+    }
+
+    fn find<'py>(
+        &self,
+        keys: &[Bound<'py, PyAny>],
+        hash: isize,
+        obj: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<u32>> {
+        let mask = self.slots.len() - 1;
+        let mut pos = home(hash, mask);
+        loop {
+            let (low, node) = self.slots[pos];
+            if node == 0 {
+                return Ok(None);
+            }
+            // The low half of the hash picks candidates; `==` decides, as
+            // in a dict.
+            if low == hash as u32 {
+                let key = &keys[node as usize - 1];
+                if key.is(obj) || key.eq(obj)? {
+                    return Ok(Some(node - 1));
+                }
+            }
+            pos = (pos + 1) & mask;
+        }
+    }
+}
+
+/// Puts `node` in the first free slot from its hash's home.
+fn place(slots: &mut [(u32, u32)], hash: isize, node: u32) {
+    let mask = slots.len() - 1;
+    let mut pos = home(hash, mask);
+    while slots[pos].1 != 0 {
+        pos = (pos + 1) & mask;
+    }
+    slots[pos] = (hash as u32, node + 1);
+}
+
+/// The walk over one mapping.
+struct Reader<'py> {
+    py: Python<'py>,
+    spec: Option<TaskSpec<'py>>,
+    kinds: FxHashMap<usize, Kind>,
+    keys: Vec<Bound<'py, PyAny>>,
+    index: KeyIndex,
+    /// Python's `str()` of each key met: the mapping's, then external ones.
+    texts: Texts,
+    /// The last type met and its kind: values come in runs of one type.
+    last_kind: (usize, Kind),
+    /// Whether every key is a str, int, float or tuple of those (exact
+    /// types): then a tuple holding a slice, list, dict or set can equal no
+    /// key, and the lookup is skipped.
+    plain_keys: bool,
+    external: External,
+    targets: Vec<u32>,
+    external_data: Vec<bool>,
+    queue: VecDeque<Bound<'py, PyAny>>,
+}
+
+/// Reads `dsk` (a dict, or any mapping, copied into a dict first as dask
+/// does). With `dependencies` (a mapping from key to the keys it needs), the
+/// tasks are not scanned: a key it does not list needs nothing, and keys
+/// missing from `dsk` are dropped.
+pub(crate) fn convert<'py>(
+    dsk: &Bound<'py, PyAny>,
+    dependencies: Option<&Bound<'py, PyAny>>,
+    external: External,
+) -> PyResult<Converted<'py>> {
+    let py = dsk.py();
+    let dict = match dsk.cast_exact::<PyDict>() {
+        Ok(dict) => dict.clone(),
+        Err(_) => py
+            .get_type::<PyDict>()
+            .call1((dsk,))?
+            .cast_into::<PyDict>()?,
+    };
+    let n = dict.len();
+    let mut reader = Reader {
+        py,
+        spec: TaskSpec::import(py),
+        kinds: FxHashMap::default(),
+        texts: Texts::with_capacity(n),
+        last_kind: (0, Kind::Other),
+        keys: Vec::with_capacity(n),
+        index: KeyIndex::new(),
+        plain_keys: true,
+        external,
+        targets: Vec::with_capacity(2 * n),
+        external_data: Vec::new(),
+        queue: VecDeque::new(),
+    };
+    let mut hashes = Vec::with_capacity(n);
+    for key in dict.keys().iter() {
+        hashes.push(key.hash()?);
+        reader.plain_keys &= reader.texts.push(&key)?;
+        reader.keys.push(key);
+    }
+    reader.index.fill(hashes);
+    // The keys' texts are ranked on another thread (no Python there) while
+    // this one reads the tasks; external keys met meanwhile get their texts
+    // apart, and everything is ranked again in the rare case there are some.
+    let mut texts = std::mem::replace(&mut reader.texts, Texts::with_capacity(0));
+    let (dependencies_read, ranks) = if n < RANK_APART {
+        (read_tasks(&mut reader, &dict, dependencies), texts.ranks())
+    } else {
+        std::thread::scope(|scope| {
+            let ranking = scope.spawn(|| texts.ranks());
+            let read = read_tasks(&mut reader, &dict, dependencies);
+            let ranks = ranking
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (read, ranks)
+        })
+    };
+    let (offsets, is_data) = dependencies_read?;
+    let ranks = if reader.texts.len() == 0 {
+        ranks
+    } else {
+        texts.append(&reader.texts);
+        texts.ranks()
+    };
+    Ok(Converted {
+        keys: reader.keys,
+        task_count: n,
+        offsets,
+        targets: reader.targets,
+        is_data,
+        ranks,
+    })
+}
+
+/// The second pass: each task's dependencies (as CSR offsets into
+/// `reader.targets`) and whether it is data.
+fn read_tasks<'py>(
+    reader: &mut Reader<'py>,
+    dict: &Bound<'py, PyDict>,
+    dependencies: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Vec<u32>, Vec<bool>)> {
+    let n = dict.len();
+    let mut offsets = Vec::with_capacity(n + 1);
+    offsets.push(0_u32);
+    let mut is_data = Vec::with_capacity(n);
+    for (i, value) in dict.values().iter().enumerate() {
+        let value = &value;
+        let kind = reader.kind_of(value)?;
+        is_data.push(!is_task(kind, value)?);
+        match dependencies {
+            Some(given) => {
+                let key = &reader.keys[i];
+                if let Some(deps) = given.get_item(key).ok().filter(|d| !d.is_none()) {
+                    reader.named(&deps, External::Drop)?;
+                }
+            }
+            None => reader.task_dependencies(kind, value)?,
+        }
+        if reader.targets.len() >= u32::MAX as usize {
+            return Err(pyo3::exceptions::PyOverflowError::new_err(
+                "too many dependencies: at most 2^32 - 1 edges are supported",
+            ));
+        }
+        offsets.push(reader.targets.len() as u32);
+    }
+    // External keys have no dependencies of their own.
+    let total = reader.keys.len();
+    offsets.resize(total + 1, reader.targets.len() as u32);
+    is_data.extend(reader.external_data.iter().copied());
+    Ok((offsets, is_data))
+}
+
+/// dask's `istask`: a `GraphNode` other than a `DataNode`, or a non-empty
+/// tuple whose first item is callable.
+fn is_task(kind: Kind, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(match kind {
+        Kind::GraphNode { is_data_node, .. } => !is_data_node,
+        Kind::Tuple => is_task_tuple(value.cast::<PyTuple>()?)?,
+        _ => false,
+    })
+}
+
+/// dask's `istask` of a tuple: not empty, its first item callable.
+fn is_task_tuple(tuple: &Bound<'_, PyTuple>) -> PyResult<bool> {
+    Ok(!tuple.is_empty() && tuple.get_borrowed_item(0)?.is_callable())
+}
+
+/// Whether a tuple holds, at any depth of plain tuples, a value that equals
+/// no str, int, float or tuple of those: a slice, a list, a dict or a set.
+/// (dask's getitem tasks carry tuples of slices by the million, and hashing
+/// each only to fail would cost an exception apiece.)
+fn holds_non_key(tuple: &Bound<'_, PyTuple>, depth: usize) -> bool {
+    tuple
+        .iter_borrowed()
+        .any(|part| match part.cast_exact::<PyTuple>() {
+            Ok(inner) => depth < 32 && holds_non_key(&inner, depth + 1),
+            Err(_) => {
+                part.is_exact_instance_of::<PySlice>()
+                    || part.is_exact_instance_of::<PyList>()
+                    || part.is_exact_instance_of::<PyDict>()
+                    || part.is_exact_instance_of::<PySet>()
+            }
+        })
+}
+
+impl<'py> Reader<'py> {
+    /// The kind of `value`'s type, decided once per type.
+    fn kind_of(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Kind> {
+        // The type stays alive while a value of it is in the graph, so its
+        // address names it for the whole walk.
+        let id = value.get_type_ptr() as usize;
+        if self.last_kind.0 == id {
+            return Ok(self.last_kind.1);
+        }
+        let kind = match self.kinds.get(&id) {
+            Some(&kind) => kind,
+            None => {
+                let kind = self.decide(&value.get_type())?;
+                self.kinds.insert(id, kind);
+                kind
+            }
+        };
+        self.last_kind = (id, kind);
+        Ok(kind)
+    }
+
+    fn decide(&self, ty: &Bound<'py, PyType>) -> PyResult<Kind> {
+        let py = self.py;
+        if ty.is(py.get_type::<PyTuple>()) {
+            return Ok(Kind::Tuple);
+        }
+        if ty.is(py.get_type::<PyList>()) {
+            return Ok(Kind::List);
+        }
+        if ty.is(py.get_type::<PyDict>()) {
+            return Ok(Kind::Dict);
+        }
+        if let Some(spec) = &self.spec {
+            if ty.is_subclass(&spec.graph_node)? {
+                let slot = ty
+                    .getattr(intern!(py, "dependencies"))
+                    .is_ok_and(|d| d.is(&spec.dependencies));
+                return Ok(Kind::GraphNode {
+                    is_data_node: ty.is_subclass(&spec.data_node)?,
+                    slot,
+                });
+            }
+            if ty.is_subclass(&spec.task_ref)? {
+                return Ok(Kind::TaskRef);
+            }
+        }
+        let builtins = [
+            py.get_type::<PyString>(),
+            py.get_type::<PyInt>(),
+            py.get_type::<PyFloat>(),
+            py.get_type::<PyBool>(),
+            py.get_type::<PyBytes>(),
+            py.get_type::<PyNone>(),
+            py.get_type::<PyComplex>(),
+            py.get_type::<PySlice>(),
+        ];
+        if builtins.iter().any(|b| ty.is(b)) {
+            return Ok(Kind::Scalar);
+        }
+        Ok(Kind::Other)
+    }
+
+    /// dask's `DependenciesMapping[key]`: the value's `.dependencies` if it
+    /// has one (keys missing from the graph become external), else
+    /// `get_dependencies`, which scans legacy tasks.
+    fn task_dependencies(&mut self, kind: Kind, value: &Bound<'py, PyAny>) -> PyResult<()> {
+        match kind {
+            Kind::GraphNode { slot, .. } => {
+                let deps = self.graph_node_dependencies(value, slot)?;
+                self.named(&deps, self.external)
+            }
+            Kind::Other | Kind::TaskRef => match value.getattr(intern!(self.py, "dependencies")) {
+                Ok(deps) => self.named(&deps, self.external),
+                Err(err) if err.is_instance_of::<PyAttributeError>(self.py) => self.scan(value),
+                Err(err) => Err(err),
+            },
+            _ => self.scan(value),
+        }
+    }
+
+    /// A `GraphNode`'s `.dependencies`.
+    fn graph_node_dependencies(
+        &self,
+        node: &Bound<'py, PyAny>,
+        slot: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if slot {
+            node.getattr(intern!(self.py, "_dependencies"))
+        } else {
+            node.getattr(intern!(self.py, "dependencies"))
+        }
+    }
+
+    /// Adds the keys of an iterable of keys (`.dependencies`, or a given
+    /// dependency set) as dependencies.
+    fn named(&mut self, deps: &Bound<'py, PyAny>, external: External) -> PyResult<()> {
+        for dep in deps.try_iter()? {
+            let dep = dep?;
+            let hash = dep.hash()?;
+            match self.index.find(&self.keys, hash, &dep)? {
+                Some(node) => self.targets.push(node),
+                None if external == External::AsDataNodes => {
+                    let node = self.keys.len() as u32;
+                    self.index.push(hash);
+                    self.texts.push(&dep)?;
+                    self.keys.push(dep);
+                    self.external_data.push(true);
+                    self.targets.push(node);
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// dask's `keys_in_tasks(dsk, [value])`: descends into tasks (a tuple
+    /// whose first item is callable: its arguments), lists, dicts (their
+    /// values), `GraphNode`s (their `.dependencies`) and `TaskRef`s (their
+    /// key); anything else is a dependency if it is a key of the graph. A
+    /// plain tuple is not descended into.
+    fn scan(&mut self, value: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.queue.clear();
+        self.visit(value)?;
+        while let Some(w) = self.queue.pop_front() {
+            self.visit(&w)?;
+        }
+        Ok(())
+    }
+
+    /// One step of `scan`: `w`'s items are looked up at once when they are
+    /// leaves, and queued when they are containers (no recursion).
+    fn visit(&mut self, w: &Bound<'py, PyAny>) -> PyResult<()> {
+        match self.kind_of(w)? {
+            Kind::Tuple => {
+                let tuple = w.cast::<PyTuple>()?;
+                if is_task_tuple(tuple)? {
+                    for arg in tuple.iter_borrowed().skip(1) {
+                        self.visit_item(&arg)?;
+                    }
+                } else {
+                    self.lookup(w, Some(tuple))?;
+                }
+            }
+            Kind::List => {
+                for item in w.cast::<PyList>()?.iter() {
+                    self.visit_item(&item)?;
+                }
+            }
+            Kind::Dict => {
+                for item in w.cast::<PyDict>()?.values().iter() {
+                    self.visit_item(&item)?;
+                }
+            }
+            Kind::GraphNode { slot, .. } => {
+                let deps = self.graph_node_dependencies(w, slot)?;
+                for dep in deps.try_iter()? {
+                    self.visit_item(&dep?)?;
+                }
+            }
+            Kind::TaskRef => {
+                let key = w.getattr(intern!(self.py, "key"))?;
+                self.visit_item(&key)?;
+            }
+            Kind::Scalar | Kind::Other => self.lookup(w, None)?,
+        }
+        Ok(())
+    }
+
+    /// An item met inside a value: a leaf (a scalar, a plain tuple, any
+    /// other object) is looked up now; a container waits in the queue.
+    fn visit_item(&mut self, item: &Bound<'py, PyAny>) -> PyResult<()> {
+        match self.kind_of(item)? {
+            Kind::Scalar | Kind::Other => self.lookup(item, None),
+            Kind::Tuple => {
+                let tuple = item.cast::<PyTuple>()?;
+                if is_task_tuple(tuple)? {
+                    self.queue.push_back(item.clone());
+                    Ok(())
+                } else {
+                    self.lookup(item, Some(tuple))
+                }
+            }
+            _ => {
+                self.queue.push_back(item.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// dask's `if w in keys: ret.append(w)`, where an unhashable `w` is no
+    /// key.
+    fn lookup(
+        &mut self,
+        w: &Bound<'py, PyAny>,
+        tuple: Option<&Bound<'py, PyTuple>>,
+    ) -> PyResult<()> {
+        if let Some(tuple) = tuple
+            && self.plain_keys
+            && holds_non_key(tuple, 0)
+        {
+            return Ok(());
+        }
+        let hash = match w.hash() {
+            Ok(hash) => hash,
+            Err(err) if err.is_instance_of::<PyTypeError>(self.py) => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        if let Some(node) = self.index.find(&self.keys, hash, w)? {
+            self.targets.push(node);
+        }
+        Ok(())
+    }
+}

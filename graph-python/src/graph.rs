@@ -1,0 +1,139 @@
+//! `DaskGraph`: a dask graph read once, then ordered, measured and placed as
+//! often as asked (the native part of `taskgraph.Graph`).
+
+use graph_assign::Workers;
+use graph_core::{Dag, GraphStats, NodeId, Topology};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::convert::External;
+use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
+
+/// A dask graph read into dense form: its keys in the mapping's order, its
+/// dependencies as dask computes them, and dask's data nodes.
+#[pyclass(module = "taskgraph._native", frozen)]
+pub(crate) struct DaskGraph {
+    graph: Prepared,
+    /// The graph of the mapping's keys alone (external keys left out).
+    tasks: Option<Topology>,
+}
+
+impl DaskGraph {
+    fn tasks(&self) -> &Topology {
+        self.tasks.as_ref().unwrap_or(&self.graph.topology)
+    }
+}
+
+#[pymethods]
+impl DaskGraph {
+    /// Reads a graph mapping (`dependencies` as for `taskgraph.order`).
+    #[new]
+    #[pyo3(signature = (dsk, dependencies=None))]
+    fn new(dsk: &Bound<'_, PyAny>, dependencies: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let graph = Prepared::new(dsk, dependencies, External::AsDataNodes)?;
+        let tasks = if graph.task_count < graph.keys.len() {
+            Some(graph.tasks_only()?)
+        } else {
+            None
+        };
+        Ok(DaskGraph { graph, tasks })
+    }
+
+    fn __len__(&self) -> usize {
+        self.graph.task_count
+    }
+
+    /// The keys, in the mapping's order.
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(
+            py,
+            self.graph.keys[..self.graph.task_count]
+                .iter()
+                .map(|k| k.bind(py)),
+        )
+    }
+
+    /// Whether each task is a dask data node, in the mapping's order.
+    fn is_data(&self) -> Vec<bool> {
+        self.graph.is_data[..self.graph.task_count].to_vec()
+    }
+
+    /// The edges `(dependency, dependent)` between tasks, by position.
+    fn edges(&self) -> Vec<(u32, u32)> {
+        let tasks = self.tasks();
+        tasks
+            .node_ids()
+            .flat_map(|v| {
+                tasks
+                    .dependencies(v)
+                    .iter()
+                    .map(move |d| (d.as_u32(), v.as_u32()))
+            })
+            .collect()
+    }
+
+    /// `taskgraph.order` of the graph: key to priority, in dask's insertion
+    /// order.
+    #[pyo3(signature = (strategy="auto"))]
+    fn order<'py>(&self, py: Python<'py>, strategy: &str) -> PyResult<Bound<'py, PyDict>> {
+        let strategy = parse_strategy(strategy)?;
+        if self.graph.task_count == 0 {
+            return Ok(PyDict::new(py));
+        }
+        let order = self.graph.order(py, strategy)?;
+        self.graph.result(py, &order)
+    }
+
+    /// The max pressure of an order given as a mapping from key to priority.
+    fn max_pressure(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let keys = &self.graph.keys[..self.graph.task_count];
+        let given = read_priorities(py, keys, o)?;
+        max_pressure_of(self.tasks(), &given)
+    }
+
+    /// A proven lower bound on the max pressure of any order.
+    fn lower_bound(&self, py: Python<'_>) -> PyResult<u32> {
+        let tasks = self.tasks();
+        py.detach(|| graph_order::lower_bound(tasks))
+            .map_err(|err| PyValueError::new_err(err.to_string()))
+    }
+
+    /// The graph's shape: tasks, edges, roots, leaves, depth, the largest
+    /// in- and out-degree, and how many tasks dask treats as data.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let tasks = self.tasks();
+        let stats = py.detach(|| GraphStats::of(tasks));
+        let res = PyDict::new(py);
+        res.set_item("tasks", stats.tasks)?;
+        res.set_item("edges", stats.edges)?;
+        res.set_item("roots", stats.roots)?;
+        res.set_item("leaves", stats.leaves)?;
+        res.set_item("depth", stats.depth)?;
+        res.set_item("max_in_degree", stats.max_in_degree)?;
+        res.set_item("max_out_degree", stats.max_out_degree)?;
+        let data = self.graph.is_data[..self.graph.task_count]
+            .iter()
+            .filter(|&&d| d)
+            .count();
+        res.set_item("data_nodes", data)?;
+        Ok(res)
+    }
+
+    /// Places the tasks on `workers` workers with few edges between
+    /// workers and balanced loads (`graph-assign`'s default): key to worker.
+    fn assign<'py>(&self, py: Python<'py>, workers: usize) -> PyResult<Bound<'py, PyDict>> {
+        let tasks = self.tasks();
+        let assignment = py
+            .detach(|| {
+                let workers = Workers::new(workers)?;
+                graph_assign::assign(tasks, &workers, None, None)
+            })
+            .map_err(|err| PyValueError::new_err(err.to_string()))?;
+        let res = PyDict::new(py);
+        for (i, &worker) in assignment.as_slice().iter().enumerate() {
+            res.set_item(self.graph.keys[NodeId::new(i).index()].bind(py), worker)?;
+        }
+        Ok(res)
+    }
+}

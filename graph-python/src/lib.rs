@@ -1,0 +1,416 @@
+//! The native half of the `taskgraph` Python package: dask graphs ordered,
+//! measured and placed in process.
+//!
+//! The extension module `taskgraph._native` reads a dask graph mapping in
+//! Rust, without a Python loop over its tasks: keys of every kind dask allows
+//! (str, int, float, nested tuples), tasks in every form dask 2026.8 accepts
+//! (legacy tuples, `dask._task_spec` objects such as `Task`, `Alias`,
+//! `DataNode`, `TaskRef`, `List` and `Dict`, and literals), dependencies
+//! exactly as dask's `DependenciesMapping` computes them, and dask's data
+//! nodes. It then orders the graph with `graph-order`, measures orders with
+//! its diagnostics, and places tasks on workers with `graph-assign`.
+//!
+//! Python users reach it through the `taskgraph` package (`python/` in the
+//! repository), built by maturin: `taskgraph.order` returns what
+//! `dask.order.order` returns, and `taskgraph.dask.install()` puts it in
+//! dask's place. Its functions need a running interpreter, so they are tested
+//! from Python (`python/tests`).
+//!
+//! # Example
+//!
+//! ```python
+//! import taskgraph
+//! from operator import add, neg
+//!
+//! dsk = {"a": 1, "b": 2, "c": (neg, "a"), "d": (add, "b", "c")}
+//! assert taskgraph.order(dsk, strategy="dask") == {"a": 0, "c": 1, "b": 2, "d": 3}
+//! ```
+
+mod convert;
+mod graph;
+mod text;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use graph_core::{Dag, NodeId, Topology};
+use graph_order::{Order, OrderConfig, Strategy};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::{Converted, External, convert};
+
+/// Every strategy, by the name Python passes.
+const STRATEGIES: [Strategy; 6] = [
+    Strategy::Auto,
+    Strategy::Dask,
+    Strategy::TreeOptimal,
+    Strategy::DepthFirst,
+    Strategy::BreadthFirst,
+    Strategy::Exhaustive,
+];
+
+/// The strategy named `name` (`"auto"`, `"dask"`, `"tree"`, ...).
+fn parse_strategy(name: &str) -> PyResult<Strategy> {
+    STRATEGIES
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = STRATEGIES.iter().map(|s| s.name()).collect();
+            PyValueError::new_err(format!(
+                "unknown strategy '{name}': expected one of {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// dask's message for a cycle: `Cycle detected between the following
+/// keys:` and the keys with `str()`, one per line, the first repeated last.
+fn cycle_error(py: Python<'_>, keys: &[Py<PyAny>], nodes: &[NodeId]) -> PyErr {
+    let mut message = String::from("Cycle detected between the following keys:");
+    for node in nodes {
+        let key = keys[node.index()].bind(py);
+        let text = key
+            .str()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "<key>".to_owned());
+        message.push_str("\n  -> ");
+        message.push_str(&text);
+    }
+    PyRuntimeError::new_err(message)
+}
+
+/// A graph-core error as a Python exception: a cycle as dask raises it.
+fn core_error(py: Python<'_>, keys: &[Py<PyAny>], err: graph_core::Error) -> PyErr {
+    match err {
+        graph_core::Error::NodeCycle { nodes } => cycle_error(py, keys, &nodes),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// A graph-order error as a Python exception.
+fn order_error(py: Python<'_>, keys: &[Py<PyAny>], err: graph_order::Error) -> PyErr {
+    match err {
+        graph_order::Error::Graph(err) => core_error(py, keys, err),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// A read graph, ready to order: its keys, checked topology, data flags and
+/// tie-break ranks.
+pub(crate) struct Prepared {
+    /// Every node's key object; tasks first, then external keys.
+    pub(crate) keys: Vec<Py<PyAny>>,
+    /// How many nodes are keys of the mapping.
+    pub(crate) task_count: usize,
+    /// The checked graph over every node.
+    pub(crate) topology: Topology,
+    /// dask's data nodes.
+    pub(crate) is_data: Vec<bool>,
+    /// dask's `str(key)` ranks.
+    pub(crate) ranks: Vec<u32>,
+}
+
+impl Prepared {
+    /// Reads `dsk` and checks it. The GIL is released while the topology is
+    /// built.
+    pub(crate) fn new(
+        dsk: &Bound<'_, PyAny>,
+        dependencies: Option<&Bound<'_, PyAny>>,
+        external: External,
+    ) -> PyResult<Prepared> {
+        let py = dsk.py();
+        let Converted {
+            keys,
+            task_count,
+            offsets,
+            targets,
+            is_data,
+            ranks,
+        } = convert(dsk, dependencies, external)?;
+        let keys: Vec<Py<PyAny>> = keys.into_iter().map(Bound::unbind).collect();
+        let topology = py
+            .detach(|| Topology::from_dependency_rows(offsets, targets))
+            .map_err(|err| core_error(py, &keys, err))?;
+        Ok(Prepared {
+            keys,
+            task_count,
+            topology,
+            is_data,
+            ranks,
+        })
+    }
+
+    /// Orders the graph; the GIL is released meanwhile.
+    pub(crate) fn order(&self, py: Python<'_>, strategy: Strategy) -> PyResult<Order> {
+        let config = OrderConfig {
+            strategy,
+            is_data: &self.is_data,
+        };
+        py.detach(|| graph_order::order(&self.topology, &self.ranks, &config))
+            .map_err(|err| order_error(py, &self.keys, err))
+    }
+
+    /// dask's result for `order`: each task's key (the graph's own key
+    /// object) to its priority, as Python ints, external keys left out and
+    /// the rest numbered from 0. Inserted in the order dask assigns them:
+    /// data leaves that dask sets aside first (they get the last numbers),
+    /// then by priority.
+    pub(crate) fn result<'py>(
+        &self,
+        py: Python<'py>,
+        order: &Order,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let sequence = order.sequence();
+        let set_aside = if order.strategy() == Strategy::Dask {
+            set_aside_leaves(&self.topology, &self.is_data)
+        } else {
+            0
+        };
+        // Each position's priority once external keys are left out.
+        let mut compact = vec![u32::MAX; sequence.len()];
+        let mut next = 0_u32;
+        for (pos, node) in sequence.iter().enumerate() {
+            if node.index() < self.task_count {
+                compact[pos] = next;
+                next += 1;
+            }
+        }
+        let n = sequence.len();
+        let first = (n - set_aside..n).rev();
+        let result = PyDict::new(py);
+        for pos in first.chain(0..n - set_aside) {
+            let node = sequence[pos];
+            if node.index() < self.task_count {
+                result.set_item(self.keys[node.index()].bind(py), compact[pos])?;
+            }
+        }
+        Ok(result)
+    }
+
+    /// The graph without its external keys: the tasks of the mapping alone.
+    pub(crate) fn tasks_only(&self) -> PyResult<Topology> {
+        let n = self.task_count;
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut targets = Vec::with_capacity(self.topology.edge_count());
+        offsets.push(0_u32);
+        for i in 0..n {
+            let deps = self.topology.dependencies(NodeId::new(i));
+            targets.extend(deps.iter().filter(|d| d.index() < n).map(|d| d.as_u32()));
+            offsets.push(targets.len() as u32);
+        }
+        Topology::from_dependency_rows(offsets, targets)
+            .map_err(|err| PyValueError::new_err(err.to_string()))
+    }
+}
+
+/// How many data leaves dask's normalisation sets aside (and numbers last):
+/// leaves that are data and have two or more dependencies, repeated as
+/// removals make new leaves, with data roots of two or more dependents
+/// removed in between. This mirrors `Strategy::Dask`.
+fn set_aside_leaves(topology: &Topology, is_data: &[bool]) -> usize {
+    if !is_data.iter().any(|&d| d) {
+        return 0;
+    }
+    let n = topology.node_count();
+    let mut removed = vec![false; n];
+    let mut ndeps: Vec<u32> = topology
+        .node_ids()
+        .map(|v| topology.dependencies(v).len() as u32)
+        .collect();
+    let mut ndependents: Vec<u32> = topology
+        .node_ids()
+        .map(|v| topology.dependents(v).len() as u32)
+        .collect();
+    let mut leaves: Vec<NodeId> = topology
+        .node_ids()
+        .filter(|v| ndependents[v.index()] == 0)
+        .collect();
+    let mut roots: Vec<NodeId> = topology
+        .node_ids()
+        .filter(|v| ndeps[v.index()] == 0)
+        .collect();
+    let mut count = 0;
+    loop {
+        let mut removed_a_leaf = false;
+        let mut new_leaves = Vec::new();
+        for &leaf in &leaves {
+            let l = leaf.index();
+            if removed[l] || ndeps[l] == 0 || ndependents[l] != 0 {
+                continue;
+            }
+            if is_data[l] && ndeps[l] > 1 {
+                removed_a_leaf = true;
+                removed[l] = true;
+                count += 1;
+                for &d in topology.dependencies(leaf) {
+                    if !removed[d.index()] {
+                        ndependents[d.index()] -= 1;
+                        if ndependents[d.index()] == 0 {
+                            new_leaves.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        let mut new_roots = Vec::new();
+        for &root in &roots {
+            let r = root.index();
+            if removed[r] || ndependents[r] == 0 || ndeps[r] != 0 {
+                continue;
+            }
+            if is_data[r] && ndependents[r] > 1 {
+                removed[r] = true;
+                for &d in topology.dependents(root) {
+                    if !removed[d.index()] {
+                        ndeps[d.index()] -= 1;
+                        if ndeps[d.index()] == 0 {
+                            new_roots.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        if !removed_a_leaf {
+            return count;
+        }
+        leaves = new_leaves;
+        roots = new_roots;
+    }
+}
+
+/// Reads an order given as a mapping from key to priority (an int, or
+/// dask's `Order` with a `priority`) for each task of `keys`.
+pub(crate) fn read_priorities(
+    py: Python<'_>,
+    keys: &[Py<PyAny>],
+    o: &Bound<'_, PyAny>,
+) -> PyResult<Vec<i64>> {
+    let dict = o.cast::<PyDict>().ok();
+    let mut given = Vec::with_capacity(keys.len());
+    for key in keys {
+        let key = key.bind(py);
+        let value = match dict {
+            Some(dict) => dict.get_item(key)?,
+            None => o.get_item(key).ok(),
+        };
+        let value = value.ok_or_else(|| {
+            PyKeyError::new_err(format!(
+                "the order has no priority for key {}",
+                key.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?;
+        let priority = match value.extract::<i64>() {
+            Ok(p) => p,
+            Err(_) => value.getattr("priority")?.extract::<i64>()?,
+        };
+        given.push(priority);
+    }
+    Ok(given)
+}
+
+/// The order in which a scheduler following `given` runs `topology`: the
+/// ready task with the lowest priority first (ties by position). This is the
+/// order itself when it is a valid one, and a valid order close to it when
+/// priorities repeat (dask can number two set-aside leaves alike).
+pub(crate) fn schedule(topology: &Topology, given: &[i64]) -> Vec<u32> {
+    let n = topology.node_count();
+    let mut missing: Vec<u32> = topology
+        .node_ids()
+        .map(|v| topology.dependencies(v).len() as u32)
+        .collect();
+    let mut ready: BinaryHeap<Reverse<(i64, u32)>> = topology
+        .node_ids()
+        .filter(|v| missing[v.index()] == 0)
+        .map(|v| Reverse((given[v.index()], v.as_u32())))
+        .collect();
+    let mut priorities = vec![0_u32; n];
+    let mut next = 0_u32;
+    while let Some(Reverse((_, node))) = ready.pop() {
+        priorities[node as usize] = next;
+        next += 1;
+        for &d in topology.dependents(NodeId::from_u32(node)) {
+            missing[d.index()] -= 1;
+            if missing[d.index()] == 0 {
+                ready.push(Reverse((given[d.index()], d.as_u32())));
+            }
+        }
+    }
+    priorities
+}
+
+/// The max pressure of `given` (a priority per task) on `topology`.
+pub(crate) fn max_pressure_of(topology: &Topology, given: &[i64]) -> PyResult<u32> {
+    let order = Order::from_priorities(topology, schedule(topology, given))
+        .map_err(|err| PyValueError::new_err(err.to_string()))?;
+    graph_order::max_pressure(topology, &order)
+        .map_err(|err| PyValueError::new_err(err.to_string()))
+}
+
+/// The extension module `taskgraph._native`.
+#[pymodule(name = "_native")]
+mod native {
+    use graph_core::Topology;
+    use pyo3::prelude::*;
+    use pyo3::types::PyDict;
+
+    use crate::convert::External;
+    use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
+
+    #[pymodule_export]
+    use crate::graph::DaskGraph;
+
+    /// dask's `order(dsk)`: a priority for every key of `dsk` (0 runs
+    /// first), as a dict inserted in the order dask assigns them.
+    ///
+    /// `dependencies`, if given, maps each key to the keys it needs (a key
+    /// it does not list needs nothing; keys missing from `dsk` are ignored)
+    /// and replaces dask's scan of the tasks. `strategy` is `"auto"`,
+    /// `"dask"`, `"tree"`, `"dfs"`, `"bfs"` or `"exact"`. A cycle raises
+    /// `RuntimeError("Cycle detected between the following keys: ...")`.
+    #[pyfunction]
+    #[pyo3(signature = (dsk, dependencies=None, *, strategy="auto"))]
+    fn order<'py>(
+        dsk: &Bound<'py, PyAny>,
+        dependencies: Option<&Bound<'py, PyAny>>,
+        strategy: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let py = dsk.py();
+        let strategy = parse_strategy(strategy)?;
+        let graph = Prepared::new(dsk, dependencies, External::AsDataNodes)?;
+        if graph.task_count == 0 {
+            return Ok(PyDict::new(py));
+        }
+        let order = graph.order(py, strategy)?;
+        graph.result(py, &order)
+    }
+
+    /// The most results an order of `dsk` holds in memory at once, as dask's
+    /// `diagnostics(dsk, o)` counts them. `o` maps every key to a priority
+    /// (or to dask's `Order`); it is run as a scheduler would: the ready task
+    /// with the lowest priority first.
+    #[pyfunction]
+    fn max_pressure(dsk: &Bound<'_, PyAny>, o: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let py = dsk.py();
+        let graph = Prepared::new(dsk, None, External::Drop)?;
+        let given = read_priorities(py, &graph.keys, o)?;
+        max_pressure_of(&graph.topology, &given)
+    }
+
+    /// The names `strategy=` accepts.
+    #[pyfunction]
+    fn strategies() -> Vec<&'static str> {
+        crate::STRATEGIES.iter().map(|s| s.name()).collect()
+    }
+
+    /// A proven lower bound on the max pressure of any order of `dsk`.
+    #[pyfunction]
+    fn lower_bound(dsk: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let py = dsk.py();
+        let graph = Prepared::new(dsk, None, External::Drop)?;
+        let topology: &Topology = &graph.topology;
+        py.detach(|| graph_order::lower_bound(topology))
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))
+    }
+}

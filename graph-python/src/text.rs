@@ -1,0 +1,216 @@
+//! dask's tie-break: Python's `str(key)` of every key, written in Rust where
+//! the spelling is certain and asked of Python elsewhere, and the keys ranked
+//! by it.
+
+use graph_core::Key;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyFloat, PyInt, PyString, PyTuple};
+use rayon::slice::ParallelSliceMut;
+use rustc_hash::FxHashMap;
+
+/// Tuples nested deeper than this are spelled by Python.
+const MAX_DEPTH: usize = 32;
+
+/// The keys' texts, one buffer and the offsets into it.
+pub(crate) struct Texts {
+    buf: Vec<u8>,
+    offsets: Vec<usize>,
+    /// Float spellings already made: array keys repeat a few fractional
+    /// indices (`('getitem', 0, 0.9)`) many times.
+    floats: FxHashMap<u64, Box<[u8]>>,
+    /// The last str part spelled (its object's address) and where its
+    /// spelling is in `buf`: the keys of one layer share their name object,
+    /// and come one after another.
+    last_part: (usize, usize, usize),
+}
+
+impl Texts {
+    pub(crate) fn with_capacity(n: usize) -> Texts {
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0);
+        Texts {
+            buf: Vec::with_capacity(n * 32),
+            offsets,
+            floats: FxHashMap::default(),
+            last_part: (0, 0, 0),
+        }
+    }
+
+    /// Appends Python's `str(key)`, as UTF-8 (lone surrogates as
+    /// `surrogatepass` writes them, which keeps code-point order). Returns
+    /// whether the key is a str, int, float or tuple of those (exact types).
+    pub(crate) fn push(&mut self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let plain = if let Ok(text) = key.cast_exact::<PyString>() {
+            push_text(&mut self.buf, text)?;
+            true
+        } else if key.is_exact_instance_of::<PyInt>()
+            || key.is_exact_instance_of::<PyFloat>()
+            || key.is_exact_instance_of::<PyTuple>()
+        {
+            // For these types `str` is `repr`.
+            self.write_repr(key, 0)?
+        } else {
+            push_text(&mut self.buf, &key.str()?)?;
+            false
+        };
+        self.offsets.push(self.buf.len());
+        Ok(plain)
+    }
+
+    /// How many texts there are.
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Appends `other`'s texts after these.
+    pub(crate) fn append(&mut self, other: &Texts) {
+        let base = self.buf.len();
+        self.buf.extend_from_slice(&other.buf);
+        self.offsets
+            .extend(other.offsets[1..].iter().map(|&end| base + end));
+    }
+
+    /// The text of node `i`.
+    fn get(&self, i: usize) -> &[u8] {
+        &self.buf[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// A rank per key (`0..n`, each once) by text, as Python compares
+    /// strings (by code point, which is UTF-8 byte order); equal texts rank
+    /// by position.
+    pub(crate) fn ranks(&self) -> Vec<u32> {
+        let n = self.offsets.len() - 1;
+        let mut by: Vec<u32> = (0..n as u32).collect();
+        // Stable, so equal texts keep their order.
+        by.par_sort_by(|&a, &b| self.get(a as usize).cmp(self.get(b as usize)));
+        let mut rank = vec![0_u32; n];
+        for (r, &i) in by.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        rank
+    }
+
+    /// Appends `repr(part)`, as `str` of a tuple spells its items. Returns
+    /// whether `part` is a str, int, float or tuple of those.
+    fn write_repr(&mut self, part: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+        if let Ok(text) = part.cast_exact::<PyString>() {
+            let (id, start, end) = self.last_part;
+            let start_now = self.buf.len();
+            if id == part.as_ptr() as usize {
+                // The object stays alive (in its key) for the whole read,
+                // so its address names it.
+                self.buf.extend_from_within(start..end);
+            } else {
+                let written = text
+                    .to_str()
+                    .is_ok_and(|s| write_ascii_repr(&mut self.buf, s));
+                if !written {
+                    push_text(&mut self.buf, &part.repr()?)?;
+                }
+                self.last_part = (part.as_ptr() as usize, start_now, self.buf.len());
+            }
+            return Ok(true);
+        }
+        if part.is_exact_instance_of::<PyInt>() {
+            match part.extract::<i64>() {
+                Ok(i) => write_int(&mut self.buf, i),
+                Err(_) => push_text(&mut self.buf, &part.repr()?)?,
+            }
+            return Ok(true);
+        }
+        if let Ok(x) = part.cast_exact::<PyFloat>() {
+            let x = x.value();
+            // graph-core spells floats as Python's repr does (the shortest
+            // round-trip digits, the same switch to exponents).
+            let text = self
+                .floats
+                .entry(x.to_bits())
+                .or_insert_with(|| Key::Float(x).to_string().into_bytes().into_boxed_slice());
+            self.buf.extend_from_slice(text);
+            return Ok(true);
+        }
+        if let Ok(tuple) = part.cast_exact::<PyTuple>()
+            && depth < MAX_DEPTH
+        {
+            let mut plain = true;
+            self.buf.push(b'(');
+            for (i, item) in tuple.iter().enumerate() {
+                if i > 0 {
+                    self.buf.extend_from_slice(b", ");
+                }
+                plain &= self.write_repr(&item, depth + 1)?;
+            }
+            if tuple.len() == 1 {
+                self.buf.push(b',');
+            }
+            self.buf.push(b')');
+            return Ok(plain);
+        }
+        push_text(&mut self.buf, &part.repr()?)?;
+        Ok(false)
+    }
+}
+
+/// Appends an integer in decimal.
+fn write_int(buf: &mut Vec<u8>, i: i64) {
+    let mut digits = [0_u8; 20];
+    let mut rest = i.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        buf.push(b'-');
+    }
+    buf.extend_from_slice(&digits[at..]);
+}
+
+/// Python's `repr` of a printable ASCII string: single quotes unless it
+/// holds a single quote and no double quote; backslashes and the quote
+/// escaped. Returns false, writing nothing, for other strings.
+fn write_ascii_repr(buf: &mut Vec<u8>, s: &str) -> bool {
+    let mut simple = true;
+    for b in s.bytes() {
+        if !(0x20..0x7f).contains(&b) {
+            return false;
+        }
+        simple &= b != b'\'' && b != b'\\';
+    }
+    if simple {
+        buf.push(b'\'');
+        buf.extend_from_slice(s.as_bytes());
+        buf.push(b'\'');
+        return true;
+    }
+    let quote = if s.contains('\'') && !s.contains('"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    buf.push(quote);
+    for b in s.bytes() {
+        if b == b'\\' || b == quote {
+            buf.push(b'\\');
+        }
+        buf.push(b);
+    }
+    buf.push(quote);
+    true
+}
+
+/// Appends a Python string as UTF-8, lone surrogates included.
+fn push_text(buf: &mut Vec<u8>, text: &Bound<'_, PyString>) -> PyResult<()> {
+    match text.to_str() {
+        Ok(s) => buf.extend_from_slice(s.as_bytes()),
+        Err(_) => {
+            let bytes = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            buf.extend_from_slice(bytes.cast::<PyBytes>()?.as_bytes());
+        }
+    }
+    Ok(())
+}

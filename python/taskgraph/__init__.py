@@ -1,0 +1,24 @@
+"""dask's task ordering in Rust, in process.
+
+>>> import taskgraph
+>>> from operator import add, neg
+>>> dsk = {"a": 1, "b": 2, "c": (neg, "a"), "d": (add, "b", "c")}
+>>> taskgraph.order(dsk, strategy="dask")
+{'a': 0, 'c': 1, 'b': 2, 'd': 3}
+
+- :func:`order` returns what ``dask.order.order`` returns (a dict from each
+  key of the graph to its priority, 0 running first), computed in Rust.
+- :func:`max_pressure` measures an order as ``dask.order.diagnostics`` does;
+  :func:`lower_bound` proves how low any order can go.
+- :class:`Graph` reads a dask collection or graph once, then orders it,
+  measures it, places it on workers, writes it as ``taskgraph-json/1`` and
+  draws it.
+- :mod:`taskgraph.dask` makes dask itself use :func:`order`
+  (``install``, ``uninstall``, ``ordering``) and exports graphs as JSON.
+"""
+
+from taskgraph._native import lower_bound, max_pressure, order
+from taskgraph.graph import Graph
+
+__all__ = ["Graph", "lower_bound", "max_pressure", "order"]
+__version__ = "0.1.0"

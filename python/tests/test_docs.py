@@ -1,0 +1,19 @@
+"""The examples in the package's docstrings run and print what they show."""
+
+import doctest
+
+import pytest
+
+import taskgraph
+import taskgraph.dask
+import taskgraph.graph
+
+
+@pytest.mark.parametrize("module", [taskgraph, taskgraph.dask, taskgraph.graph], ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    try:
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    finally:
+        taskgraph.dask.uninstall()
+    assert result.attempted > 0
+    assert result.failed == 0

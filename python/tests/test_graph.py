@@ -1,0 +1,122 @@
+"""taskgraph.Graph: a dask graph read once, then ordered, measured, placed,
+written and drawn."""
+
+import json
+import os
+import shutil
+
+import dask.array as da
+import dask.order
+import pytest
+
+import corpus
+import taskgraph
+
+
+def reduction():
+    x = da.ones((40, 40), chunks=(10, 10))
+    return (x + x.T).sum()
+
+
+def test_from_collection_and_from_graph():
+    x = reduction()
+    g = taskgraph.Graph.from_dask(x)
+    assert len(g) == len(dict(x.__dask_graph__()))
+    assert set(g.keys()) == set(dict(x.__dask_graph__()))
+    assert len(taskgraph.Graph.from_dask(x.__dask_graph__())) == len(g)
+    assert len(taskgraph.Graph.from_dask(dict(x.__dask_graph__()))) == len(g)
+    assert repr(g) == f"<taskgraph.Graph: {len(g)} tasks>"
+
+
+def test_order_is_taskgraph_order():
+    dsk = corpus.array_graphs()["map_overlap"]
+    g = taskgraph.Graph(dsk)
+    for strategy in ["auto", "dask", "tree"]:
+        o = g.order(strategy=strategy)
+        assert o == taskgraph.order(dsk, strategy=strategy)
+        assert list(o) == list(taskgraph.order(dsk, strategy=strategy))
+        assert g.max_pressure(o) == taskgraph.max_pressure(dsk, o)
+    assert g.max_pressure() == taskgraph.max_pressure(dsk, g.order())
+    assert g.max_pressure(dask.order.order(dsk)) >= g.lower_bound()
+
+
+def test_stats():
+    g = taskgraph.Graph(corpus.shared_literal_root())
+    assert g.stats() == {
+        "tasks": 4,
+        "edges": 4,
+        "roots": 1,
+        "leaves": 1,
+        "depth": 3,
+        "max_in_degree": 2,
+        "max_out_degree": 2,
+        "data_nodes": 1,
+        "lower_bound": 2,
+    }
+
+
+def test_external_keys_are_not_tasks():
+    g = taskgraph.Graph(corpus.external_task_ref())
+    assert len(g) == 2 and g.stats()["edges"] == 1
+    assert g.order() == {"a": 0, "b": 1}
+
+
+def test_assign():
+    g = taskgraph.Graph.from_dask(reduction())
+    placement = g.assign(4)
+    assert set(placement) == set(g.keys())
+    assert set(placement.values()) == {0, 1, 2, 3}
+    with pytest.raises(ValueError):
+        g.assign(0)
+
+
+def test_cycle():
+    with pytest.raises(RuntimeError, match="Cycle detected"):
+        taskgraph.Graph({"a": (corpus.f, "a")})
+
+
+def test_to_json(tmp_path):
+    path = tmp_path / "graph.json"
+    g = taskgraph.Graph.from_dask(reduction())
+    assert g.to_json(path) == len(g)
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "taskgraph-json/1" and len(doc["tasks"]) == len(g)
+    assert any("size" in task for task in doc["tasks"]), "sizes come from the collection's layers"
+
+
+def test_dot_labels_and_colors():
+    g = taskgraph.Graph({"a": (corpus.f,), 'say "hi"': (corpus.f, "a")})
+    text = g.to_dot()
+    assert text.startswith("digraph taskgraph {")
+    assert '"a\\n#0"' in text and '"say \\"hi\\"\\n#1"' in text
+    assert "n0 -> n1;" in text
+    assert "fillcolor" not in g.to_dot(color=None).split("node [")[1].split("\n", 1)[1]
+    with pytest.raises(ValueError, match="unknown color"):
+        g.to_dot(color="age")
+
+
+def test_viz(tmp_path):
+    g = taskgraph.Graph.from_dask(reduction())
+    g.viz(tmp_path / "graph.dot")
+    assert (tmp_path / "graph.dot").read_text().startswith("digraph")
+    # Written through a private temporary file, yet with an ordinary file's mode.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert (tmp_path / "graph.dot").stat().st_mode & 0o777 == 0o666 & ~umask
+    with pytest.raises(ValueError, match="picture format"):
+        g.viz(tmp_path / "graph.txt")
+    if shutil.which("dot") is None:
+        assert g._repr_svg_() is None
+        with pytest.raises(RuntimeError, match="Graphviz"):
+            g.viz(tmp_path / "graph.svg")
+        return
+    g.viz(tmp_path / "graph.svg")
+    svg = (tmp_path / "graph.svg").read_text()
+    assert "<svg" in svg and "#0" in svg
+    assert g._repr_svg_().lstrip().startswith("<?xml") or "<svg" in g._repr_svg_()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.dot", "graph.svg"]
+
+
+def test_repr_svg_is_none_for_large_graphs():
+    g = taskgraph.Graph(corpus.chain(2500))
+    assert g._repr_svg_() is None

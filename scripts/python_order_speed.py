@@ -1,0 +1,114 @@
+"""taskgraph.order against dask.order.order, in one process, on the graph of a
+map_overlap reduction with about a million tasks.
+
+The graph is ``da.random.random((SIZE, SIZE), chunks=(10, 10))
+.map_overlap(lambda a: a, depth=1).sum()``; with SIZE 2630 (the default) its
+chunk grid is 263 x 263 and ``dict(x.__dask_graph__())`` has about 10^6
+tasks (988 492 with dask 2026.8.0). The dict is built before any timing;
+each order call then gets the same dict, so taskgraph's time includes reading
+it (the conversion to Rust) and building the result dict. Max pressure is
+measured on every order with ``taskgraph.max_pressure`` (dask's
+``diagnostics`` count).
+
+Usage (in a venv with ``pip install "./python[test]"``):
+
+    python scripts/python_order_speed.py [--size 2630] [--repeat 3]
+        [--dask-repeat 1] [--markdown OUT.md]
+"""
+
+import argparse
+import gc
+import os
+import platform
+import sys
+import time
+
+
+def build(size):
+    import dask.array as da
+
+    x = da.random.random((size, size), chunks=(10, 10)).map_overlap(lambda a: a, depth=1).sum()
+    return dict(x.__dask_graph__())
+
+
+def best_of(n, fn):
+    best, result = None, None
+    for _ in range(n):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        elapsed = time.perf_counter() - start
+        best = elapsed if best is None else min(best, elapsed)
+    return best, result
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=2630, help="array side; chunks are 10 x 10 (default 2630)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each taskgraph strategy, best kept (default 3)")
+    parser.add_argument("--dask-repeat", type=int, default=1, help="runs of dask's order, best kept (default 1)")
+    parser.add_argument("--strategies", default="auto,dask", help="taskgraph strategies (default auto,dask)")
+    parser.add_argument("--markdown", help="also write the table to this file")
+    args = parser.parse_args()
+
+    import dask
+    import dask.order
+
+    import taskgraph
+
+    start = time.perf_counter()
+    dsk = build(args.size)
+    n = len(dsk)
+    print(f"graph: {n} tasks, built in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+
+    rows = []
+    for strategy in args.strategies.split(","):
+        seconds, o = best_of(args.repeat, lambda: taskgraph.order(dsk, strategy=strategy))
+        rows.append((f"taskgraph.order, strategy={strategy!r}", seconds, taskgraph.max_pressure(dsk, o)))
+        print(f"{rows[-1][0]}: {seconds:.3f} s", file=sys.stderr)
+        del o
+    seconds, o = best_of(args.dask_repeat, lambda: dask.order.order(dsk))
+    dask_row = ("dask.order.order", seconds, taskgraph.max_pressure(dsk, o))
+    print(f"dask.order.order: {seconds:.3f} s", file=sys.stderr)
+    del o
+    lower = taskgraph.lower_bound(dsk)
+
+    def num(x):
+        return f"{x:,}".replace(",", " ")
+
+    lines = [
+        f"`da.random.random(({args.size}, {args.size}), chunks=(10, 10)).map_overlap(lambda a: a, depth=1).sum()`: "
+        f"{num(n)} tasks (graph dict built before timing); lower bound on max pressure {num(lower)}.",
+        "",
+        "| order | seconds | vs dask | max pressure |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, secs, pressure in [*rows, dask_row]:
+        ratio = dask_row[1] / secs
+        lines.append(f"| {name} | {secs:.3f} | {ratio:.1f}x | {num(pressure)} |")
+    lines += [
+        "",
+        f"Best of {args.repeat} (taskgraph) and {args.dask_repeat} (dask) in one process; "
+        f"{os.cpu_count()} cores, {cpu_model()}; CPython {platform.python_version()}, dask {dask.__version__}, "
+        f"taskgraph {taskgraph.__version__}.",
+    ]
+    table = "\n".join(lines)
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
