@@ -191,3 +191,49 @@ fn both_readers_read_hand_written_documents_alike() {
         graph_core::fuzz::json_readers_agree(document.as_bytes());
     }
 }
+
+/// Strings of every kind (plain, escaped, non-ASCII, long) falling across the
+/// boundaries of the reader's chunks, in documents valid and not.
+#[test]
+fn strings_read_alike_across_chunk_boundaries() {
+    let texts = [
+        "plain".to_owned(),
+        "naïve 🦀 \"quoted\" back\\slash\nnew line\ttab \u{1}".to_owned(),
+        "é".repeat(700),
+        "x".repeat(3_001),
+    ];
+    let mut graph = TaskGraph::new();
+    for i in 0..2_000 {
+        let text = texts[i % texts.len()].as_str();
+        let key = Key::from((text, i as i64));
+        graph
+            .insert(
+                key,
+                Term::call(text, [Term::lit(text), Term::lit(i as i64)]),
+            )
+            .unwrap();
+    }
+    let text = json::to_string(&graph).unwrap();
+    assert!(text.len() > 3 << 20, "the document spans several chunks");
+    round_trip(&graph);
+
+    // Read from a file too (on a second thread, a chunk at a time).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("strings.json");
+    std::fs::write(&path, &text).unwrap();
+    assert_eq!(json::read_path(&path).unwrap(), graph);
+    let shape = json::read_shape_path(&path).unwrap();
+    assert!(shape.keys().eq(graph.keys().cloned()));
+
+    // A byte that is not UTF-8 at each place around a chunk's end: in a
+    // string or not, the document is refused alike.
+    let bytes = text.as_bytes();
+    for around in [1 << 20, 2 << 20, 3 << 20] {
+        for at in around - 3..around + 3 {
+            let mut broken = bytes.to_vec();
+            broken[at] = 0xff;
+            graph_core::fuzz::json_readers_agree(&broken);
+            assert!(json::from_slice(&broken).is_err());
+        }
+    }
+}

@@ -11,8 +11,7 @@
 //! is the one problem it reports itself, since serde's reader would read one
 //! past `u64` as a float.
 
-use std::io::{self, Read};
-
+use super::source::Source;
 use super::{FORMAT, GROW_EVERY, MAX_NESTING, RED_ZONE, STACK_SEGMENT};
 use crate::error::TaskAt;
 use crate::graph::{Body, Task};
@@ -48,25 +47,23 @@ pub(crate) trait Sink {
     fn task(&mut self, key: &Key, body: Body, size: Option<u64>, cost: Option<f64>) -> Result<()>;
 }
 
-/// The bytes of a document, read a chunk at a time.
-struct Input<R> {
-    source: R,
-    buf: Box<[u8]>,
+/// The bytes of a document, a chunk at a time.
+struct Input<I> {
+    source: I,
+    buf: Vec<u8>,
     pos: usize,
+    /// `buf.len()`.
     len: usize,
     /// Bytes before `buf[0]`.
     consumed: u64,
     done: bool,
 }
 
-/// The size of a chunk.
-const CHUNK: usize = 1 << 20;
-
-impl<R: Read> Input<R> {
-    fn new(source: R) -> Input<R> {
+impl<I: Source> Input<I> {
+    fn new(source: I) -> Input<I> {
         Input {
             source,
-            buf: vec![0; CHUNK].into_boxed_slice(),
+            buf: Vec::new(),
             pos: 0,
             len: 0,
             consumed: 0,
@@ -82,21 +79,12 @@ impl<R: Read> Input<R> {
         }
         self.consumed += self.len as u64;
         self.pos = 0;
-        self.len = 0;
-        loop {
-            match self.source.read(&mut self.buf) {
-                Ok(0) => {
-                    self.done = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.len = n;
-                    return Ok(true);
-                }
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Err(Bail::Invalid),
-            }
-        }
+        self.source
+            .next_chunk(&mut self.buf)
+            .map_err(|_| Bail::Invalid)?;
+        self.len = self.buf.len();
+        self.done = self.len == 0;
+        Ok(!self.done)
     }
 
     #[inline]
@@ -162,33 +150,47 @@ impl<R: Read> Input<R> {
     /// A string's bytes (its opening quote consumed) into `out`, escapes
     /// decoded; checked to be UTF-8.
     fn string(&mut self, out: &mut Vec<u8>) -> Result<()> {
-        self.raw_string(out)?;
-        if std::str::from_utf8(out).is_err() {
+        let ascii = self.raw_string(out)?;
+        if !ascii && std::str::from_utf8(out).is_err() {
             return Err(Bail::Invalid);
         }
         Ok(())
     }
 
-    /// [`Input::string`] without the UTF-8 check, for bytes that are checked
-    /// otherwise: compared with names, or interned (which checks new texts).
-    fn raw_string(&mut self, out: &mut Vec<u8>) -> Result<()> {
-        out.clear();
-        loop {
-            // The run of plain bytes in this chunk.
-            let start = self.pos;
-            while self.pos < self.len {
-                let byte = self.buf[self.pos];
-                if byte == b'"' || byte == b'\\' || byte < 0x20 {
-                    break;
-                }
-                self.pos += 1;
+    /// Passes over a string (its opening quote consumed), checked as
+    /// [`Input::string`] checks it, copied into `scratch` only when it has
+    /// escapes or runs past the end of the chunk.
+    fn skip_string(&mut self, scratch: &mut Vec<u8>) -> Result<()> {
+        let start = self.pos;
+        let ascii = self.plain_run();
+        if self.pos < self.len && self.buf[self.pos] == b'"' {
+            if !ascii && std::str::from_utf8(&self.buf[start..self.pos]).is_err() {
+                return Err(Bail::Invalid);
             }
+            self.pos += 1;
+            return Ok(());
+        }
+        // An escape, a control byte or the end of the chunk: the long way,
+        // from the start (still in this chunk).
+        self.pos = start;
+        self.string(scratch)
+    }
+
+    /// [`Input::string`] without the UTF-8 check, for bytes that are checked
+    /// otherwise: compared with names, or interned (which checks new
+    /// texts). Whether its raw bytes (escapes aside) were all ASCII.
+    fn raw_string(&mut self, out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut ascii = true;
+        loop {
+            let start = self.pos;
+            ascii &= self.plain_run();
             out.extend_from_slice(&self.buf[start..self.pos]);
             match self.peek()? {
                 None => return Err(Bail::Invalid),
                 Some(b'"') => {
                     self.pos += 1;
-                    break;
+                    return Ok(ascii);
                 }
                 Some(b'\\') => {
                     self.pos += 1;
@@ -198,7 +200,31 @@ impl<R: Read> Input<R> {
                 Some(_) => {}
             }
         }
-        Ok(())
+    }
+
+    /// Passes over the run of plain string bytes (no quote, backslash or
+    /// control byte) from `pos` in this chunk, eight at a time; whether they
+    /// were all ASCII.
+    #[inline]
+    fn plain_run(&mut self) -> bool {
+        let mut high = 0;
+        while let Some(bytes) = self.buf.get(self.pos..self.pos + 8) {
+            let word = u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+            if ends_plain_run(word) {
+                break;
+            }
+            high |= word;
+            self.pos += 8;
+        }
+        while self.pos < self.len {
+            let byte = self.buf[self.pos];
+            if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                break;
+            }
+            high |= u64::from(byte);
+            self.pos += 1;
+        }
+        high & HIGH_BITS == 0
     }
 
     /// One escape (after its backslash), decoded into `out`.
@@ -293,6 +319,22 @@ impl<R: Read> Input<R> {
     }
 }
 
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any of the eight bytes of `word` is a quote, a backslash or a
+/// control byte (below 0x20): the classic tests for "some byte is zero"
+/// (`(v - 0x01..) & !v & 0x80..`) and "some byte is below n", both exact as
+/// yes-or-no answers.
+#[inline]
+fn ends_plain_run(word: u64) -> bool {
+    let zero_byte = |v: u64| v.wrapping_sub(LOW_BITS) & !v & HIGH_BITS;
+    let quote = zero_byte(word ^ (LOW_BITS * u64::from(b'"')));
+    let backslash = zero_byte(word ^ (LOW_BITS * u64::from(b'\\')));
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS;
+    quote | backslash | control != 0
+}
+
 /// Whether `text` follows JSON's grammar of numbers:
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
 fn is_json_number(text: &[u8]) -> bool {
@@ -341,8 +383,8 @@ enum Number {
 
 /// The reader: the input, the keys read so far, the references resolved
 /// so far, and where it is.
-pub(crate) struct Reader<R> {
-    input: Input<R>,
+pub(crate) struct Reader<I> {
+    input: Input<I>,
     /// Every task's key, by node, when the sink keeps terms (a reference
     /// shares its task's key); and the table that finds a node by the code of
     /// its key (strings and op names are interned there too).
@@ -384,10 +426,10 @@ const BYTES_PER_TASK: u64 = 20;
 const BYTES_PER_REFERENCE: u64 = 10;
 const BYTES_PER_INDEXED_TASK: u64 = 80;
 
-impl<R: Read> Reader<R> {
+impl<I: Source> Reader<I> {
     /// A reader of `source`, with room reserved for a document of about
     /// `size_hint` bytes (room is address space until used).
-    pub(crate) fn new(source: R, size_hint: Option<u64>) -> Reader<R> {
+    pub(crate) fn new(source: I, size_hint: Option<u64>) -> Reader<I> {
         let room = |per: u64| {
             size_hint.map_or(0, |bytes| {
                 usize::try_from(bytes / per).unwrap_or(usize::MAX)
@@ -496,7 +538,7 @@ impl<R: Read> Reader<R> {
                         continue;
                     }
                 }
-                b'"' => self.input.string(&mut self.scratch)?,
+                b'"' => self.input.skip_string(&mut self.scratch)?,
                 b't' => self.input.word(b"rue")?,
                 b'f' => self.input.word(b"alse")?,
                 b'n' => self.input.word(b"ull")?,
@@ -848,7 +890,7 @@ impl<R: Read> Reader<R> {
     fn refs(&mut self) -> Result<()> {
         match self.input.token()? {
             b'{' => self.nested(Self::refs_object),
-            b'"' => self.input.string(&mut self.scratch),
+            b'"' => self.input.skip_string(&mut self.scratch),
             b't' => self.input.word(b"rue"),
             b'f' => self.input.word(b"alse"),
             b'n' => self.input.word(b"ull"),
@@ -875,7 +917,7 @@ impl<R: Read> Reader<R> {
                 }
                 b"call" if !op => {
                     self.input.expect(b'"')?;
-                    self.input.string(&mut self.scratch)?;
+                    self.input.skip_string(&mut self.scratch)?;
                     op = true;
                 }
                 b"args" | b"list" => {

@@ -17,16 +17,16 @@
 //! other task field is an error.
 
 mod fast;
-mod prefetch;
 mod read;
+mod source;
 mod write;
 
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::Path;
 
 use self::fast::{Bail, GraphSink, Reader, ShapeSink};
-use self::prefetch::prefetched;
 use self::read::{check, parse};
+use self::source::{Chunked, Source, prefetched};
 use self::write::TaskRecord;
 use crate::error::Problem;
 use crate::graph::{Body, Task};
@@ -167,9 +167,9 @@ pub(crate) struct Readings {
 pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
     fn fast<T>(bytes: &[u8], read: FastRead<T>) -> Result<T, Bail> {
         if bytes.starts_with(&GZIP_MAGIC) {
-            read(&mut flate2::read::MultiGzDecoder::new(bytes), None)
+            read(&mut Chunked(flate2::read::MultiGzDecoder::new(bytes)), None)
         } else {
-            read(&mut &bytes[..], Some(bytes.len() as u64))
+            read(&mut Chunked(bytes), Some(bytes.len() as u64))
         }
     }
     let graph = fast(bytes, read_graph);
@@ -186,20 +186,20 @@ pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
 }
 
 /// The fast reader into a graph, with room for about `size_hint` bytes.
-fn read_graph(source: &mut dyn Read, size_hint: Option<u64>) -> Result<TaskGraph, Bail> {
+fn read_graph(source: &mut dyn Source, size_hint: Option<u64>) -> Result<TaskGraph, Bail> {
     let mut sink = GraphSink::default();
     let read = Reader::new(source, size_hint).read(&mut sink)?;
     Ok(sink.finish(read))
 }
 
 /// The fast reader into a shape, with room for about `size_hint` bytes.
-fn read_shape(source: &mut dyn Read, size_hint: Option<u64>) -> Result<Shape, Bail> {
+fn read_shape(source: &mut dyn Source, size_hint: Option<u64>) -> Result<Shape, Bail> {
     let read = Reader::new(source, size_hint).read(&mut ShapeSink)?;
     Ok(ShapeSink::finish(read))
 }
 
 /// A fast reader of a document of about the size given, if known.
-type FastRead<T> = fn(&mut dyn Read, Option<u64>) -> Result<T, Bail>;
+type FastRead<T> = fn(&mut dyn Source, Option<u64>) -> Result<T, Bail>;
 
 /// Reads `path` with the fast reader `fast`; where it gives up, with the
 /// serde reader, whose graph `slow` turns into what `fast` gives.
@@ -255,9 +255,9 @@ fn from_bytes<T>(
     slow: fn(TaskGraph) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let attempt = if bytes.starts_with(&GZIP_MAGIC) {
-        fast(&mut flate2::read::MultiGzDecoder::new(bytes), None)
+        fast(&mut Chunked(flate2::read::MultiGzDecoder::new(bytes)), None)
     } else {
-        fast(&mut &bytes[..], Some(bytes.len() as u64))
+        fast(&mut Chunked(bytes), Some(bytes.len() as u64))
     };
     match attempt {
         Ok(value) => Ok(value),
