@@ -1,7 +1,7 @@
 //! The checkers behind the fuzz targets of `graph-core`, so that the targets
 //! are three-line shims and `cargo test` can replay their inputs.
 
-use crate::json;
+use crate::{Body, json};
 
 /// `core_json_roundtrip`: any bytes either fail to parse with an error, or
 /// parse into a graph that writes out, reads back equal, and writes out again
@@ -51,6 +51,15 @@ pub fn json_readers_agree(data: &[u8]) {
                 shape.topology(),
                 topology,
                 "the shape reader read another topology"
+            );
+            let literal: Vec<bool> = fast
+                .iter()
+                .map(|(_, task)| matches!(&task.body, Body::Term(term) if term.is_literal()))
+                .collect();
+            assert_eq!(
+                shape.literals(),
+                literal,
+                "the shape reader found other literals"
             );
         }
         (Some(_), Err(error)) => panic!("only the streaming reader accepts the input ({error})"),

@@ -2,7 +2,7 @@
 //! bodies.
 
 use crate::key_table::KeyTable;
-use crate::{Dag, Error, Key, NodeId, TaskGraph, Topology};
+use crate::{Body, Dag, Error, Key, NodeId, TaskGraph, Topology};
 
 /// The shape of a task graph: the keys of its tasks, in node order, and its
 /// checked [`Topology`], without the bodies. What ordering, placement and
@@ -31,12 +31,19 @@ pub struct Shape {
     /// few bytes a task instead of a key's allocations.
     table: KeyTable,
     topology: Topology,
+    /// Whether each task is a literal value ([`Term::is_literal`](crate::Term::is_literal)).
+    literal: Vec<bool>,
 }
 
 impl Shape {
-    pub(crate) fn new(table: KeyTable, topology: Topology) -> Shape {
+    pub(crate) fn new(table: KeyTable, topology: Topology, literal: Vec<bool>) -> Shape {
         debug_assert_eq!(table.len(), topology.node_count());
-        Shape { table, topology }
+        debug_assert_eq!(literal.len(), topology.node_count());
+        Shape {
+            table,
+            topology,
+            literal,
+        }
     }
 
     /// The shape of `graph`: its keys (shared, not copied: a key copies as a
@@ -54,7 +61,11 @@ impl Shape {
             let inserted = table.insert(&code);
             debug_assert!(inserted.is_ok(), "a graph's keys are distinct");
         }
-        Ok(Shape::new(table, topology))
+        let literal = graph
+            .iter()
+            .map(|(_, task)| matches!(&task.body, Body::Term(term) if term.is_literal()))
+            .collect();
+        Ok(Shape::new(table, topology, literal))
     }
 
     /// The number of tasks.
@@ -88,6 +99,13 @@ impl Shape {
             return None;
         }
         self.table.find(&code).map(NodeId::from_u32)
+    }
+
+    /// Whether each task, by node, is a literal value
+    /// ([`Term::is_literal`](crate::Term::is_literal)): dask's data nodes, which
+    /// `graph_order::OrderConfig::is_data` takes.
+    pub fn literals(&self) -> &[bool] {
+        &self.literal
     }
 
     /// The checked topology.

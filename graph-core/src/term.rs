@@ -187,6 +187,30 @@ impl Term {
         }
     }
 
+    /// Whether the term is a literal value: no reference and no call
+    /// anywhere in it (a literal, or a list of literals). dask calls the
+    /// tasks that are such values data nodes (a `DataNode`, or a value that
+    /// is not a task), and orders them apart.
+    ///
+    /// ```
+    /// use graph_core::Term;
+    ///
+    /// assert!(Term::list([Term::lit(1), Term::list([Term::lit("a")])]).is_literal());
+    /// assert!(!Term::list([Term::key("x")]).is_literal());
+    /// assert!(!Term::call("now", []).is_literal());
+    /// ```
+    pub fn is_literal(&self) -> bool {
+        let mut stack = vec![self];
+        while let Some(term) = stack.pop() {
+            match term {
+                Term::Lit(_) => {}
+                Term::Ref(_) | Term::Call { .. } => return false,
+                Term::List(items) => stack.extend(items),
+            }
+        }
+        true
+    }
+
     /// The number of nodes in the term tree.
     pub fn size(&self) -> usize {
         match self {

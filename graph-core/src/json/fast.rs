@@ -399,6 +399,10 @@ pub(crate) struct Reader<I> {
     /// codes end in `forward_codes`.
     forward: Vec<(usize, usize)>,
     forward_codes: Vec<u8>,
+    /// When the sink wants no terms: whether each task is a literal value
+    /// (no reference, no call), and the calls met so far.
+    literal: Vec<bool>,
+    calls: u64,
     /// The code of the key being read, and of the key of the task being
     /// read (if `has_key`).
     code: Vec<u8>,
@@ -412,9 +416,11 @@ pub(crate) struct Reader<I> {
 }
 
 /// What a document holds, besides what its sink kept: the table of its
-/// keys' codes, and the checked topology.
+/// keys' codes, the checked topology, and (for a sink without terms) which
+/// tasks are literal values.
 pub(crate) struct Document {
     pub(crate) table: KeyTable,
+    pub(crate) literal: Vec<bool>,
     pub(crate) topology: Topology,
 }
 
@@ -446,6 +452,8 @@ impl<I: Source> Reader<I> {
             targets: Vec::with_capacity(room(BYTES_PER_REFERENCE)),
             forward: Vec::new(),
             forward_codes: Vec::new(),
+            literal: Vec::new(),
+            calls: 0,
             code: Vec::new(),
             task_code: Vec::new(),
             has_key: false,
@@ -512,6 +520,7 @@ impl<I: Source> Reader<I> {
             .map_err(|_| Bail::Invalid)?;
         Ok(Document {
             table: self.table,
+            literal: self.literal,
             topology,
         })
     }
@@ -604,6 +613,7 @@ impl<I: Source> Reader<I> {
     fn task<S: Sink>(&mut self, sink: &mut S) -> Result<()> {
         self.input.expect(b'{')?;
         let (mut body, mut size, mut cost) = (None, None, None);
+        let mut literal = false;
         self.has_key = false;
         if self.input.peek_token()? == Some(b'}') {
             return Err(Bail::Invalid);
@@ -621,7 +631,9 @@ impl<I: Source> Reader<I> {
                     body = Some(if S::TERMS {
                         Body::Term(self.term()?)
                     } else {
+                        let (refs, calls) = (self.targets.len(), self.calls);
                         self.refs()?;
+                        literal = refs == self.targets.len() && calls == self.calls;
                         Body::Opaque(Vec::new())
                     });
                 }
@@ -672,6 +684,8 @@ impl<I: Source> Reader<I> {
             let key = self.table.decode(&self.task_code);
             sink.task(&key, body, size, cost)?;
             self.keys.push(key);
+        } else {
+            self.literal.push(literal);
         }
         Ok(())
     }
@@ -918,6 +932,7 @@ impl<I: Source> Reader<I> {
                 b"call" if !op => {
                     self.input.expect(b'"')?;
                     self.input.skip_string(&mut self.scratch)?;
+                    self.calls += 1;
                     op = true;
                 }
                 b"args" | b"list" => {
@@ -1001,6 +1016,6 @@ impl Sink for ShapeSink {
 
 impl ShapeSink {
     pub(crate) fn finish(read: Document) -> Shape {
-        Shape::new(read.table, read.topology)
+        Shape::new(read.table, read.topology, read.literal)
     }
 }
