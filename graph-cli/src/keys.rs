@@ -6,6 +6,7 @@ use graph_core::{Key, TaskGraph};
 /// Parses `--keys`: a JSON array of keys, each a string, a number or an array
 /// (a tuple key), as in taskgraph-json/1.
 pub(crate) fn parse(text: &str) -> anyhow::Result<Vec<Key>> {
+    graph_core::json::check_integers(text.as_bytes()).context("--keys")?;
     serde_json::from_str(text).with_context(|| {
         format!("--keys: expected a JSON array of keys such as '[\"a\", [\"x\", 0]]', got {text:?}")
     })

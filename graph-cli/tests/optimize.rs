@@ -103,4 +103,21 @@ fn bad_passes_and_keys_are_errors() {
     );
     assert_eq!(run.code, Some(2));
     assert!(run.stderr.contains("'nope'"), "{}", run.stderr);
+    // An integer past 64 bits is refused, not taken for a float.
+    let run = taskgraph(
+        &[
+            "optimize",
+            "-",
+            "--keys",
+            r#"[["x", 18446744073709551616]]"#,
+            "-o",
+            "-",
+        ],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, Some(2));
+    assert_eq!(
+        run.stderr,
+        "error: --keys: line 1, column 27: integer 18446744073709551616 does not fit in a signed 64-bit integer\n"
+    );
 }

@@ -282,3 +282,31 @@ fn nesting_past_the_limit_is_refused() {
         ],
     );
 }
+
+#[test]
+fn integers_beyond_64_bits_are_found_outside_strings_only() {
+    use graph_core::json::check_integers;
+    for fine in [
+        r#"[-9223372036854775808, 9223372036854775807]"#,
+        r#"["123456789012345678901234567890"]"#,
+        r#"["a\"99999999999999999999", "\\", 1]"#,
+        r#"[1e30, 1.5, -0.0, 18446744073709551616.0]"#,
+        r#"[01234567890123456789012]"#,
+        "",
+    ] {
+        assert!(check_integers(fine.as_bytes()).is_ok(), "{fine}");
+    }
+    for (text, expected) in [
+        (
+            r#"[-9223372036854775809]"#,
+            "line 1, column 21: integer -9223372036854775809 does not fit in a signed 64-bit integer",
+        ),
+        (
+            "[\"s\\\"\",\n 1, 99999999999999999999]",
+            "line 2, column 24: integer 99999999999999999999 does not fit in a signed 64-bit integer",
+        ),
+    ] {
+        let err = check_integers(text.as_bytes()).unwrap_err();
+        assert_eq!(err.to_string(), expected);
+    }
+}

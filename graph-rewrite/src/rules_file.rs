@@ -76,7 +76,23 @@ pub fn from_slice(bytes: &[u8]) -> Result<RuleSet, Error> {
             message,
         }
     })?;
-    Reader::default().rules(&document)
+    let rules = Reader::default().rules(&document)?;
+    // serde's reader takes an integer past u64 for a float (one within u64
+    // but past i64 the reader above refuses, naming the rule).
+    if let Err(graph_core::Error::Invalid {
+        line,
+        column,
+        problem,
+        ..
+    }) = graph_core::json::check_integers(bytes)
+    {
+        return Err(Error::Syntax {
+            line,
+            column,
+            message: problem.to_string(),
+        });
+    }
+    Ok(rules)
 }
 
 fn invalid(path: &str, problem: RulesProblem) -> Error {

@@ -98,6 +98,12 @@ fn errors_name_the_rule_and_the_problem() {
         expect!["rules[0].lhs: integer does not fit in a signed 64-bit integer"],
     );
     check_err(
+        r#"{"rules": [{"lhs": {"call": "f", "args": [18446744073709551616]}, "rhs": 0}]}"#,
+        expect![
+            "line 1, column 62: integer 18446744073709551616 does not fit in a signed 64-bit integer"
+        ],
+    );
+    check_err(
         r#"{"rules": [{"lhs": {"call": "f", "args": [{"var": "x"}]}, "rhs": {"var": "y"}}]}"#,
         expect![
             "rules[0]: variable `y` appears in the right-hand side but not in the left-hand side `f(?x)`"

@@ -337,7 +337,7 @@ fn ends_plain_run(word: u64) -> bool {
 
 /// Whether `text` follows JSON's grammar of numbers:
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-fn is_json_number(text: &[u8]) -> bool {
+pub(crate) fn is_json_number(text: &[u8]) -> bool {
     let mut i = 0;
     let digits = |i: &mut usize| {
         let start = *i;

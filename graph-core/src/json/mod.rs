@@ -30,7 +30,7 @@ use self::source::{Chunked, Source, prefetched};
 use self::write::TaskRecord;
 use crate::error::Problem;
 use crate::graph::{Body, Task};
-use crate::{Error, Key, Shape, TaskGraph, Term, Value};
+use crate::{Error, Key, Shape, TaskAt, TaskGraph, Term, Value};
 
 /// The value of the `"format"` field.
 pub const FORMAT: &str = "taskgraph-json/1";
@@ -293,30 +293,92 @@ fn explain<T>(
             slow(graph)
         }
         Bail::BigInteger { digits, last, task } => {
-            // Line and column as serde's reader counts them: in bytes, from
-            // 1, at the last digit, after a byte order mark.
-            let bom = if text.starts_with(b"\xef\xbb\xbf") {
-                3
-            } else {
-                0
-            };
             let last = usize::try_from(last).unwrap_or(usize::MAX).min(text.len());
-            let before = &text[bom.min(last)..last];
-            let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-            let line_start = before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |at| at + 1);
-            Err(Error::Invalid {
-                line,
-                column: before.len() - line_start + 1,
-                task: Some(task),
-                problem: Problem::Type {
-                    message: format!("integer {digits} does not fit in a signed 64-bit integer"),
-                },
-            })
+            Err(big_integer(text, last, digits, Some(task)))
         }
     }
+}
+
+/// The error for an integer literal beyond 64 signed bits whose last digit
+/// is at `last` in `text`: line and column as serde's reader counts them (in
+/// bytes, from 1, after a byte order mark).
+fn big_integer(text: &[u8], last: usize, digits: String, task: Option<TaskAt>) -> Error {
+    let bom = if text.starts_with(b"\xef\xbb\xbf") {
+        3
+    } else {
+        0
+    };
+    let before = &text[bom.min(last)..last];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    Error::Invalid {
+        line,
+        column: before.len() - line_start + 1,
+        task,
+        problem: Problem::Type {
+            message: format!("integer {digits} does not fit in a signed 64-bit integer"),
+        },
+    }
+}
+
+/// Refuses JSON `text` with an integer literal that does not fit in a signed
+/// 64-bit integer. serde's reader takes one past `u64::MAX` for a float;
+/// whatever reads keys or terms of this format with serde (a list of keys
+/// on a command line, a rules file) calls this first, so that such a number
+/// is an error everywhere, as in a graph file. The text is not otherwise
+/// checked: invalid JSON passes, for serde to report.
+///
+/// # Errors
+///
+/// [`Error::Invalid`] at the first such integer (line and column of its
+/// last digit), with no task.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::json;
+///
+/// assert!(json::check_integers(br#"[["x", 9223372036854775807], "1e99"]"#).is_ok());
+/// let err = json::check_integers(br#"[["x", 18446744073709551616]]"#).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "line 1, column 27: integer 18446744073709551616 does not fit in a signed 64-bit integer"
+/// );
+/// ```
+pub fn check_integers(text: &[u8]) -> Result<(), Error> {
+    let mut at = 0;
+    while at < text.len() {
+        match text[at] {
+            b'"' => {
+                // Past the string, its escapes included.
+                at += 1;
+                while at < text.len() && text[at] != b'"' {
+                    at += if text[at] == b'\\' { 2 } else { 1 };
+                }
+                at += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = at;
+                while at < text.len()
+                    && matches!(text[at], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    at += 1;
+                }
+                let token = &text[start..at];
+                let integer = !token.iter().any(|b| matches!(b, b'.' | b'e' | b'E'));
+                let fits = std::str::from_utf8(token).is_ok_and(|t| t.parse::<i64>().is_ok());
+                if integer && !fits && fast::is_json_number(token) {
+                    let digits = String::from_utf8_lossy(token).into_owned();
+                    return Err(big_integer(text, at - 1, digits, None));
+                }
+            }
+            _ => at += 1,
+        }
+    }
+    Ok(())
 }
 
 /// Writes a graph to a file, gzip-compressed when the name ends in `.gz`, or
