@@ -24,10 +24,14 @@ pub(crate) enum Bail {
     /// Something it does not read: the document is not valid (or reading it
     /// failed); the serde reader says what is wrong.
     Invalid,
-    /// An integer literal that does not fit in 64 signed bits.
+    /// An integer literal that does not fit in 64 signed bits (64 unsigned
+    /// bits for a size).
     BigInteger {
         /// The literal.
         digits: String,
+        /// What it does not fit in: "a signed 64-bit integer" or "an
+        /// unsigned 64-bit integer".
+        range: &'static str,
         /// The offset of its last digit in the (uncompressed) text.
         last: u64,
         /// The task it is in.
@@ -36,6 +40,10 @@ pub(crate) enum Bail {
 }
 
 type Result<T> = std::result::Result<T, Bail>;
+
+/// The ranges of [`Bail::BigInteger`].
+const SIGNED: &str = "a signed 64-bit integer";
+const UNSIGNED: &str = "an unsigned 64-bit integer";
 
 /// What a reader does with each task it reads.
 pub(crate) trait Sink {
@@ -645,10 +653,13 @@ impl<I: Source> Reader<I> {
                     // A size is a u64, to 2^64 - 1.
                     size = Some(match self.input.number(&mut self.number)? {
                         Number::Int(n) => n as u64,
-                        Number::Big => std::str::from_utf8(&self.number)
+                        Number::Big => match std::str::from_utf8(&self.number)
                             .ok()
                             .and_then(|digits| digits.parse().ok())
-                            .ok_or(Bail::Invalid)?,
+                        {
+                            Some(size) => size,
+                            None => return Err(self.big_integer(UNSIGNED)),
+                        },
                         Number::Float(_) => return Err(Bail::Invalid),
                     });
                 }
@@ -698,16 +709,22 @@ impl<I: Source> Reader<I> {
         }
         let number = self.input.number(&mut self.number)?;
         if let Number::Big = number {
-            return Err(Bail::BigInteger {
-                digits: String::from_utf8_lossy(&self.number).into_owned(),
-                last: self.input.offset() - 1,
-                task: TaskAt {
-                    index: self.index,
-                    key: self.has_key.then(|| self.table.decode(&self.task_code)),
-                },
-            });
+            return Err(self.big_integer(SIGNED));
         }
         Ok(number)
+    }
+
+    /// The integer just read does not fit in `range`.
+    fn big_integer(&self, range: &'static str) -> Bail {
+        Bail::BigInteger {
+            digits: String::from_utf8_lossy(&self.number).into_owned(),
+            range,
+            last: self.input.offset() - 1,
+            task: TaskAt {
+                index: self.index,
+                key: self.has_key.then(|| self.table.decode(&self.task_code)),
+            },
+        }
     }
 
     /// Runs `read` one level deeper: refused past [`MAX_NESTING`] levels,

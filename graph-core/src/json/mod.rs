@@ -292,9 +292,14 @@ fn explain<T>(
             check(&graph)?;
             slow(graph)
         }
-        Bail::BigInteger { digits, last, task } => {
+        Bail::BigInteger {
+            digits,
+            range,
+            last,
+            task,
+        } => {
             let last = usize::try_from(last).unwrap_or(usize::MAX).min(text.len());
-            Err(big_integer(text, last, digits, Some(task)))
+            Err(big_integer(text, last, &digits, range, Some(task)))
         }
     }
 }
@@ -302,7 +307,7 @@ fn explain<T>(
 /// The error for an integer literal beyond 64 signed bits whose last digit
 /// is at `last` in `text`: line and column as serde's reader counts them (in
 /// bytes, from 1, after a byte order mark).
-fn big_integer(text: &[u8], last: usize, digits: String, task: Option<TaskAt>) -> Error {
+fn big_integer(text: &[u8], last: usize, digits: &str, range: &str, task: Option<TaskAt>) -> Error {
     let bom = if text.starts_with(b"\xef\xbb\xbf") {
         3
     } else {
@@ -319,7 +324,7 @@ fn big_integer(text: &[u8], last: usize, digits: String, task: Option<TaskAt>) -
         column: before.len() - line_start + 1,
         task,
         problem: Problem::Type {
-            message: format!("integer {digits} does not fit in a signed 64-bit integer"),
+            message: format!("integer {digits} does not fit in {range}"),
         },
     }
 }
@@ -371,8 +376,14 @@ pub fn check_integers(text: &[u8]) -> Result<(), Error> {
                 let integer = !token.iter().any(|b| matches!(b, b'.' | b'e' | b'E'));
                 let fits = std::str::from_utf8(token).is_ok_and(|t| t.parse::<i64>().is_ok());
                 if integer && !fits && fast::is_json_number(token) {
-                    let digits = String::from_utf8_lossy(token).into_owned();
-                    return Err(big_integer(text, at - 1, digits, None));
+                    let digits = String::from_utf8_lossy(token);
+                    return Err(big_integer(
+                        text,
+                        at - 1,
+                        &digits,
+                        "a signed 64-bit integer",
+                        None,
+                    ));
                 }
             }
             _ => at += 1,
