@@ -5,7 +5,7 @@ use std::path::Path;
 
 use arbitrary::Unstructured;
 use graph_core::testing::{arbitrary_graph, fuzz_inputs};
-use graph_rewrite::fuzz::{RULE_BYTES, rewrite_fixpoint};
+use graph_rewrite::fuzz::{RULE_BYTES, rewrite_fixpoint, rules_file};
 
 #[test]
 fn rewrite_fixpoint_inputs() {
@@ -21,4 +21,14 @@ fn rewrite_fixpoint_inputs() {
         }
     }
     assert!(graphs > 0, "no input made a graph");
+}
+
+#[test]
+fn rewrite_rules_file_inputs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/rewrite_rules_file");
+    let inputs = fuzz_inputs(&dir).unwrap();
+    assert!(!inputs.is_empty(), "no inputs in {}", dir.display());
+    for (_, data) in inputs {
+        rules_file(&data);
+    }
 }
