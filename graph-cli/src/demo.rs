@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
-use graph_core::{Body, GraphStats, Key, Op, TaskGraph, generate};
+use graph_core::{Body, GraphStats, Key, Op, Shape, TaskGraph, generate};
 use graph_exec::Output;
 use graph_optimize::FuseConfig;
 use graph_order::Strategy;
@@ -242,7 +242,7 @@ fn write_rewrites(
 /// pressure against the lower bound, and returns the priorities (indexed by
 /// node) for the steps that follow.
 fn order_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<Vec<u32>> {
-    let ordered = crate::order::order_with(graph, Strategy::Auto)?;
+    let ordered = crate::order::order_with(&Shape::of(graph)?, Strategy::Auto)?;
     writeln!(
         out,
         "Ordered with auto (kept {}): {} results held at most, and no order can hold fewer than {}:",

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use graph_core::{Key, TaskGraph};
-use graph_order::{Order, OrderConfig, Strategy, lower_bound, max_pressure, order_graph};
+use graph_core::Shape;
+use graph_order::{Order, OrderConfig, Strategy, lower_bound, max_pressure, ranks_by_str};
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
@@ -56,12 +56,24 @@ pub(crate) struct Ordered {
     pub(crate) elapsed: Duration,
 }
 
-/// Orders `graph` with `strategy`, timing the order alone, and measures it.
-pub(crate) fn order_with(graph: &TaskGraph, strategy: Strategy) -> anyhow::Result<Ordered> {
+/// Orders a graph with `strategy`: ties broken by `str(key)`, and the
+/// literal tasks dask's data nodes, as `dask.order` has them. Every command
+/// that orders a graph orders it so.
+pub(crate) fn order_shape(shape: &Shape, strategy: Strategy) -> anyhow::Result<Order> {
+    let ties = ranks_by_str(shape.keys());
+    let config = OrderConfig {
+        is_data: shape.literals(),
+        ..OrderConfig::new(strategy)
+    };
+    Ok(graph_order::order(shape.topology(), &ties, &config)?)
+}
+
+/// [`order_shape`], timed, and measured.
+pub(crate) fn order_with(shape: &Shape, strategy: Strategy) -> anyhow::Result<Ordered> {
     let start = Instant::now();
-    let order = order_graph(graph, &OrderConfig::new(strategy))?;
+    let order = order_shape(shape, strategy)?;
     let elapsed = start.elapsed();
-    let dag = graph.topology()?;
+    let dag = shape.topology();
     Ok(Ordered {
         max_pressure: max_pressure(dag, &order)?,
         lower_bound: lower_bound(dag)?,
@@ -80,10 +92,10 @@ struct OrderReport<'a> {
     strategy: &'a str,
 }
 
-/// Every task with its priority, in run order, streamed from the order
-/// without a copy of the keys.
+/// Every task with its priority, in run order, streamed from the order:
+/// each key made from the shape as it is written.
 struct Sequence<'a> {
-    graph: &'a TaskGraph,
+    shape: &'a Shape,
     order: &'a Order,
 }
 
@@ -92,23 +104,22 @@ impl Serialize for Sequence<'_> {
         let sequence = self.order.sequence();
         let mut seq = serializer.serialize_seq(Some(sequence.len()))?;
         for node in sequence {
-            let entry: (&Key, u32) = (self.graph.key(node), self.order.priority(node));
-            seq.serialize_element(&entry)?;
+            seq.serialize_element(&(self.shape.key(node), self.order.priority(node)))?;
         }
         seq.end()
     }
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let graph = crate::graph_file::read(&args.file)?;
+    let shape = crate::graph_file::read_shape(&args.file)?;
     let ordered = {
         let _busy = crate::busy::Busy::start("ordering");
-        order_with(&graph, args.strategy.strategy())?
+        order_with(&shape, args.strategy.strategy())?
     };
     let name = args.strategy.strategy().name();
     let report = OrderReport {
         order: Sequence {
-            graph: &graph,
+            shape: &shape,
             order: &ordered.order,
         },
         max_pressure: ordered.max_pressure,
@@ -127,14 +138,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         crate::json_out::write_spaced(&mut writer, &report, 3)?;
         writer.flush()?;
     } else if !args.json {
-        write_summary(&mut out, &graph, &ordered, name)?;
+        write_summary(&mut out, shape.len(), &ordered, name)?;
     }
     Ok(())
 }
 
 fn write_summary(
     out: &mut impl Write,
-    graph: &TaskGraph,
+    tasks: usize,
     ordered: &Ordered,
     name: &str,
 ) -> std::io::Result<()> {
@@ -146,7 +157,7 @@ fn write_summary(
     };
     let time = format!("{:.3} ms", ordered.elapsed.as_secs_f64() * 1e3);
     let rows = [
-        ("tasks", graph.len().to_string()),
+        ("tasks", tasks.to_string()),
         ("strategy", strategy),
         ("max pressure", ordered.max_pressure.to_string()),
         ("lower bound", ordered.lower_bound.to_string()),

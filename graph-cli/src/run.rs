@@ -304,7 +304,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
 /// The priorities a run follows: `graph-order`'s default order, as dask's
 /// local schedulers follow `dask.order`.
 pub(crate) fn priorities_for(graph: &TaskGraph) -> anyhow::Result<Vec<u32>> {
-    let order = graph_order::order_graph(graph, &graph_order::OrderConfig::default())?;
+    // The order `taskgraph order` gives.
+    let shape = graph_core::Shape::of(graph)?;
+    let order = crate::order::order_shape(&shape, graph_order::Strategy::Auto)?;
     Ok(order.into_priorities())
 }
 

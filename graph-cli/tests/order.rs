@@ -52,3 +52,80 @@ fn summary_and_output_file() {
     assert_eq!(written["strategy"], "tree");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The order of `text` by `taskgraph order --strategy dask`, as priorities
+/// by key.
+fn dask_order_of(text: &str) -> Vec<(graph_core::Key, u32)> {
+    let run = taskgraph(
+        &["order", "-", "--strategy", "dask", "--json"],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    serde_json::from_value(report["order"].clone()).unwrap()
+}
+
+/// dask sets its data nodes (values that are not tasks) apart before
+/// ordering: a literal task is one. dask's `test_prefer_short_ancestor`, its
+/// shared roots `'ab'` and `('c', 0)` literals, orders as graph-order does
+/// with them marked data (and as dask's test asserts), which is not how it
+/// orders with them tasks.
+#[test]
+fn literal_tasks_are_dask_data_nodes() {
+    use graph_core::{Key, TaskGraph, Term};
+    use graph_order::{OrderConfig, Strategy, order, ranks_by_str};
+
+    let key = |name: &str, i: i64| Key::from((name, i));
+    let call = |deps: &[Key]| Term::call("f", deps.iter().cloned().map(Term::Ref));
+    let ab = Key::from("ab");
+    let on_ab = || call(std::slice::from_ref(&ab));
+    let graph = TaskGraph::builder()
+        .task(ab.clone(), Term::lit("data"))
+        .task(key("a", 0), on_ab())
+        .task(key("b", 0), on_ab())
+        .task(key("c", 0), Term::lit(0))
+        .task(key("c", 1), call(&[key("c", 0), key("a", 0), key("b", 0)]))
+        .task(key("a", 1), on_ab())
+        .task(key("b", 1), on_ab())
+        .task(key("c", 2), call(&[key("c", 1), key("a", 1), key("b", 1)]))
+        .build()
+        .unwrap();
+    let by_graph_order = |is_data: &[bool]| -> Vec<(Key, u32)> {
+        let config = OrderConfig {
+            is_data,
+            ..OrderConfig::new(Strategy::Dask)
+        };
+        let o = order(
+            graph.topology().unwrap(),
+            &ranks_by_str(graph.keys()),
+            &config,
+        )
+        .unwrap();
+        let mut pairs: Vec<(Key, u32)> = graph
+            .keys()
+            .cloned()
+            .zip(o.priorities().iter().copied())
+            .collect();
+        pairs.sort_by_key(|&(_, priority)| priority);
+        pairs
+    };
+    let data: Vec<bool> = graph
+        .keys()
+        .map(|k| *k == ab || *k == key("c", 0))
+        .collect();
+    let as_data = by_graph_order(&data);
+    assert_ne!(
+        as_data,
+        by_graph_order(&[]),
+        "the case tells data from tasks"
+    );
+    let cli = dask_order_of(&json::to_string(&graph).unwrap());
+    assert_eq!(cli, as_data);
+    // dask's own assertions.
+    let o = |k: Key| cli.iter().find(|(key, _)| *key == k).unwrap().1;
+    assert!(o(key("a", 0)) < o(key("a", 1)));
+    assert!(o(key("b", 0)) < o(key("b", 1)));
+    assert!(o(key("b", 0)) < o(key("c", 2)));
+    assert!(o(key("c", 1)) < o(key("c", 2)));
+    assert!(o(key("c", 1)) < o(key("a", 1)));
+}

@@ -71,6 +71,7 @@ pub mod fuzz;
 mod paths;
 mod tree;
 
+use std::borrow::Borrow;
 use std::fmt::Write as _;
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
@@ -384,13 +385,14 @@ fn unique_ranks(tie_break: &[u32], n: usize) -> Vec<u32> {
 
 /// dask's tie-break: each task's rank when keys are sorted by Python's
 /// `str(key)` ([`Key::python_str`](graph_core::Key::python_str)), compared as
-/// text. Equal texts rank by insertion order.
+/// text. Equal texts rank by position.
 ///
 /// **dask**: the last field of `order`'s `sort_key`, `str(key)`.
 ///
 /// # Arguments
 ///
-/// * `graph`: the task graph whose keys to rank.
+/// * `keys`: the keys, in node order: a [`TaskGraph`]'s
+///   ([`TaskGraph::keys`]) or a [`Shape`](graph_core::Shape)'s.
 ///
 /// # Returns
 ///
@@ -398,7 +400,8 @@ fn unique_ranks(tie_break: &[u32], n: usize) -> Vec<u32> {
 ///
 /// # Complexity
 ///
-/// O(V log V) comparisons of key texts; the texts of all keys in one buffer.
+/// O(V log V) comparisons of key texts, sorted on all cores; the texts of
+/// all keys in one buffer.
 ///
 /// # Example
 ///
@@ -409,16 +412,15 @@ fn unique_ranks(tie_break: &[u32], n: usize) -> Vec<u32> {
 /// graph.insert(("a", 10), Term::lit(0))?;
 /// graph.insert(("a", 2), Term::lit(0))?;
 /// // "('a', 10)" < "('a', 2)" as text.
-/// assert_eq!(graph_order::ranks_by_str(&graph), [0, 1]);
+/// assert_eq!(graph_order::ranks_by_str(graph.keys()), [0, 1]);
 /// # Ok::<(), graph_core::Error>(())
 /// ```
-pub fn ranks_by_str(graph: &TaskGraph) -> Vec<u32> {
+pub fn ranks_by_str<K: Borrow<Key>>(keys: impl IntoIterator<Item = K>) -> Vec<u32> {
     // Every text in one buffer: one allocation instead of one per key.
     let mut buf = String::new();
-    let mut offsets = Vec::with_capacity(graph.len() + 1);
-    offsets.push(0_usize);
-    for key in graph.keys() {
-        match key {
+    let mut offsets = vec![0_usize];
+    for key in keys {
+        match key.borrow() {
             Key::Str(text) => buf.push_str(text),
             other => {
                 // Writing to a String cannot fail.
@@ -427,11 +429,12 @@ pub fn ranks_by_str(graph: &TaskGraph) -> Vec<u32> {
         }
         offsets.push(buf.len());
     }
+    let n = offsets.len() - 1;
     let text = |i: u32| &buf[offsets[i as usize]..offsets[i as usize + 1]];
-    let mut by: Vec<u32> = (0..graph.len() as u32).collect();
-    // Stable, so equal texts keep insertion order.
+    let mut by: Vec<u32> = (0..n as u32).collect();
+    // Stable, so equal texts keep their order.
     by.par_sort_by(|&a, &b| text(a).cmp(text(b)));
-    let mut rank = vec![0_u32; graph.len()];
+    let mut rank = vec![0_u32; n];
     for (r, &i) in by.iter().enumerate() {
         rank[i as usize] = r as u32;
     }
@@ -478,7 +481,7 @@ pub fn ranks_by_str(graph: &TaskGraph) -> Vec<u32> {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn order_graph(graph: &TaskGraph, config: &OrderConfig<'_>) -> Result<Order, Error> {
-    order_topology(graph.topology()?, &ranks_by_str(graph), config)
+    order_topology(graph.topology()?, &ranks_by_str(graph.keys()), config)
 }
 
 /// A proven lower bound on the max pressure of any order of `dag`.

@@ -2,8 +2,8 @@
 //! dask's order diagnostics (age, inputs freed, results held when it runs
 //! and when it is released), and its worker.
 
-use graph_core::{Dag, TaskGraph};
-use graph_order::{Diagnostics, Order, OrderConfig, diagnostics, order_graph};
+use graph_core::{Dag, Shape, TaskGraph};
+use graph_order::{Diagnostics, Order, diagnostics};
 
 use super::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, VIRIDIS, YL_OR_RD};
 use super::{Colour, Options};
@@ -32,7 +32,8 @@ impl Figures {
     ///
     /// Complexity: that of the ordering and placement, plus O(V + E).
     pub(crate) fn compute(graph: &TaskGraph, options: &Options) -> anyhow::Result<Figures> {
-        let order = order_graph(graph, &OrderConfig::new(options.strategy.strategy()))?;
+        // The order `taskgraph order` gives.
+        let order = crate::order::order_shape(&Shape::of(graph)?, options.strategy.strategy())?;
         let strategy = match options.strategy.strategy() {
             graph_order::Strategy::Auto => format!("auto, kept {}", order.strategy().name()),
             other => other.name().to_owned(),

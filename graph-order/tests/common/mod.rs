@@ -95,7 +95,8 @@ impl Case {
             strategy,
             is_data: &self.is_data,
         };
-        let order = order(self.topology(), &ranks_by_str(&self.graph), &config).expect("orders");
+        let order =
+            order(self.topology(), &ranks_by_str(self.graph.keys()), &config).expect("orders");
         assert_valid(self.topology(), order.priorities());
         let diag = diagnostics(self.topology(), &order).expect("valid order");
         Ordered {
