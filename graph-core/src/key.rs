@@ -213,6 +213,14 @@ impl fmt::Display for Key {
 /// Writes a string as Python's `repr` does: single quotes unless the text
 /// holds a single quote and no double quote, with backslash escapes.
 pub(crate) fn write_python_str(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
+    // The common case, printable ASCII without a quote or a backslash, whole.
+    if s.bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'\'' && b != b'\\')
+    {
+        f.write_char('\'')?;
+        f.write_str(s)?;
+        return f.write_char('\'');
+    }
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -247,6 +255,22 @@ pub(crate) fn write_python_float(f: &mut impl fmt::Write, x: f64) -> fmt::Result
     if x.is_infinite() {
         return f.write_str(if x > 0.0 { "inf" } else { "-inf" });
     }
+    // Positional for exponents in -4..16: Rust's `Display` gives the same
+    // shortest round-trip digits, never in scientific form, with no `.0` on a
+    // whole number.
+    if x == 0.0 || (1e-4..1e16).contains(&x.abs()) {
+        return if x.fract() == 0.0 {
+            write!(f, "{x}.0")
+        } else {
+            write!(f, "{x}")
+        };
+    }
+    write_python_float_from_digits(f, x)
+}
+
+/// [`write_python_float`] of a finite float from its shortest digits, for
+/// every exponent.
+fn write_python_float_from_digits(f: &mut impl fmt::Write, x: f64) -> fmt::Result {
     // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
     let sci = format!("{x:e}");
     let (mantissa, exp) = sci

@@ -72,10 +72,13 @@ mod paths;
 mod tree;
 
 use std::borrow::Borrow;
+use std::cmp::Ordering;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use rayon::slice::ParallelSliceMut;
+use rustc_hash::FxHashMap;
 
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;
@@ -416,29 +419,116 @@ fn unique_ranks(tie_break: &[u32], n: usize) -> Vec<u32> {
 /// # Ok::<(), graph_core::Error>(())
 /// ```
 pub fn ranks_by_str<K: Borrow<Key>>(keys: impl IntoIterator<Item = K>) -> Vec<u32> {
-    // Every text in one buffer: one allocation instead of one per key.
-    let mut buf = String::new();
-    let mut offsets = vec![0_usize];
-    for key in keys {
-        match key.borrow() {
-            Key::Str(text) => buf.push_str(text),
-            other => {
-                // Writing to a String cannot fail.
-                let _ = write!(buf, "{other}");
-            }
-        }
-        offsets.push(buf.len());
-    }
-    let n = offsets.len() - 1;
-    let text = |i: u32| &buf[offsets[i as usize]..offsets[i as usize + 1]];
-    let mut by: Vec<u32> = (0..n as u32).collect();
+    let texts = KeyTexts::of(keys);
+    let mut by: Vec<u32> = (0..texts.len() as u32).collect();
     // Stable, so equal texts keep their order.
-    by.par_sort_by(|&a, &b| text(a).cmp(text(b)));
-    let mut rank = vec![0_u32; n];
+    by.par_sort_by(|&a, &b| texts.cmp(a, b));
+    let mut rank = vec![0_u32; by.len()];
     for (r, &i) in by.iter().enumerate() {
         rank[i as usize] = r as u32;
     }
     rank
+}
+
+/// Every key's `str(key)`, in two pieces whose join is the text: a head
+/// shared by every tuple key of the same name (`('name'`), and the rest
+/// (`, 1, 2)`), all rests in one buffer. A graph's keys are a few names over
+/// many indices, so the texts take a few bytes a key, and two keys of the
+/// same name compare by their rests alone.
+struct KeyTexts {
+    /// The heads, by number; a key without one has [`NO_HEAD`].
+    heads: Vec<String>,
+    head: Vec<u32>,
+    rests: String,
+    /// Where each key's rest ends in `rests`.
+    ends: Vec<usize>,
+}
+
+const NO_HEAD: u32 = u32::MAX;
+
+impl KeyTexts {
+    fn of<K: Borrow<Key>>(keys: impl IntoIterator<Item = K>) -> KeyTexts {
+        let mut texts = KeyTexts {
+            heads: Vec::new(),
+            head: Vec::new(),
+            rests: String::new(),
+            ends: Vec::new(),
+        };
+        let mut numbers: FxHashMap<Arc<str>, u32> = FxHashMap::default();
+        let mut last: Option<(Arc<str>, u32)> = None;
+        for key in keys {
+            // Writing to a String cannot fail.
+            let head = match key.borrow() {
+                Key::Str(text) => {
+                    texts.rests.push_str(text);
+                    NO_HEAD
+                }
+                Key::Tuple(parts) if matches!(parts.first(), Some(Key::Str(_))) => {
+                    let Some(Key::Str(name)) = parts.first() else {
+                        unreachable!("matched above")
+                    };
+                    let number = match &last {
+                        Some((seen, number)) if seen == name => *number,
+                        _ => {
+                            let next = texts.heads.len() as u32;
+                            let number = *numbers.entry(name.clone()).or_insert(next);
+                            if number == next {
+                                texts.heads.push(format!("({}", parts[0]));
+                            }
+                            last = Some((name.clone(), number));
+                            number
+                        }
+                    };
+                    for part in &parts[1..] {
+                        let _ = write!(texts.rests, ", {part}");
+                    }
+                    texts
+                        .rests
+                        .push_str(if parts.len() == 1 { ",)" } else { ")" });
+                    number
+                }
+                other => {
+                    let _ = write!(texts.rests, "{other}");
+                    NO_HEAD
+                }
+            };
+            texts.head.push(head);
+            texts.ends.push(texts.rests.len());
+        }
+        texts
+    }
+
+    fn len(&self) -> usize {
+        self.head.len()
+    }
+
+    /// Key `i`'s head ("" for none) and rest.
+    fn pieces(&self, i: u32) -> (&str, &str) {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let head = match self.head[i] {
+            NO_HEAD => "",
+            number => &self.heads[number as usize],
+        };
+        (head, &self.rests[start..self.ends[i]])
+    }
+
+    /// The texts of keys `a` and `b` compared, as Python compares strings
+    /// (by code point, which is UTF-8's byte order).
+    fn cmp(&self, a: u32, b: u32) -> Ordering {
+        let ((head_a, rest_a), (head_b, rest_b)) = (self.pieces(a), self.pieces(b));
+        if self.head[a as usize] == self.head[b as usize] {
+            return rest_a.cmp(rest_b);
+        }
+        let common = head_a.len().min(head_b.len());
+        match head_a.as_bytes()[..common].cmp(&head_b.as_bytes()[..common]) {
+            Ordering::Equal => {
+                let joined_a = head_a.bytes().chain(rest_a.bytes());
+                joined_a.cmp(head_b.bytes().chain(rest_b.bytes()))
+            }
+            unequal => unequal,
+        }
+    }
 }
 
 /// Orders a [`TaskGraph`] with dask's tie-break ([`ranks_by_str`]).

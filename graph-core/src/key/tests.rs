@@ -43,6 +43,10 @@ fn spells_floats_as_python_repr() {
         (1.2345678901234568e17, "1.2345678901234568e+17"),
         (1e100, "1e+100"),
         (-2.5e-300, "-2.5e-300"),
+        (9_999_999_999_999_998.0, "9999999999999998.0"),
+        (123_456_789_012_345.6, "123456789012345.6"),
+        (0.000_100_000_000_000_000_02, "0.00010000000000000002"),
+        (9.999_999_999_999_999e-5, "9.999999999999999e-05"),
         (f64::INFINITY, "inf"),
         (f64::NEG_INFINITY, "-inf"),
         (f64::NAN, "nan"),
@@ -141,4 +145,25 @@ fn name_is_the_leading_string() {
     assert_eq!(Key::from(("x", 1)).name(), Some("x"));
     assert_eq!(Key::from((Key::from(("y", 2)), 1)).name(), Some("y"));
     assert_eq!(Key::from(4).name(), None);
+}
+
+#[test]
+fn positional_floats_are_spelled_as_from_their_digits() {
+    let mut rng = crate::generate::Rng::new(7);
+    for i in 0..100_000 {
+        let x = if i % 2 == 0 {
+            f64::from_bits(rng.next_u64())
+        } else {
+            // Around the ends of the positional range.
+            let exponent = rng.below(24) as i32 - 6;
+            (rng.next_u64() >> 11) as f64 / (1_u64 << 53) as f64 * 10_f64.powi(exponent)
+        };
+        if !x.is_finite() {
+            continue;
+        }
+        let (mut fast, mut slow) = (String::new(), String::new());
+        write_python_float(&mut fast, x).unwrap();
+        write_python_float_from_digits(&mut slow, x).unwrap();
+        assert_eq!(fast, slow, "{x:e}");
+    }
 }
