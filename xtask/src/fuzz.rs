@@ -93,10 +93,8 @@ fn targets(fuzz_dir: &Path) -> anyhow::Result<Vec<String>> {
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
             in_bin = line == "[[bin]]";
-        } else if in_bin {
-            if let Some(name) = line.strip_prefix("name = ") {
-                names.push(name.trim_matches('"').to_owned());
-            }
+        } else if in_bin && let Some(name) = line.strip_prefix("name = ") {
+            names.push(name.trim_matches('"').to_owned());
         }
     }
     Ok(names)

@@ -11,14 +11,35 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The crates that may depend only on `graph-core` among the siblings.
-const LEAVES: [&str; 6] = [
-    "graph-order",
-    "graph-optimize",
-    "graph-rewrite",
-    "graph-exec",
-    "graph-assign",
-    "graph-distributed",
+/// The layering: each crate of the workspace, and the siblings it may
+/// depend on (a sibling may always be a dev-dependency, for tests). The
+/// algorithm crates build on `graph-core` alone; the runtime across processes
+/// builds on the executor's core; the bindings and the command sit on top.
+const LAYERS: [(&str, &[&str]); 10] = [
+    ("graph-core", &[]),
+    ("graph-order", &["graph-core"]),
+    ("graph-optimize", &["graph-core"]),
+    ("graph-rewrite", &["graph-core"]),
+    ("graph-exec", &["graph-core"]),
+    ("graph-assign", &["graph-core"]),
+    ("graph-distributed", &["graph-core", "graph-exec"]),
+    (
+        "graph-python",
+        &["graph-core", "graph-order", "graph-assign"],
+    ),
+    (
+        "graph-cli",
+        &[
+            "graph-core",
+            "graph-order",
+            "graph-optimize",
+            "graph-rewrite",
+            "graph-exec",
+            "graph-assign",
+            "graph-distributed",
+        ],
+    ),
+    ("xtask", &[]),
 ];
 
 /// The `graph-*` names under `[dependencies]` (not dev- or build-) of a manifest.
@@ -49,25 +70,40 @@ fn sibling_dependencies(manifest: &str) -> Vec<String> {
 }
 
 #[test]
-fn graph_core_and_leaf_crates_depend_on_no_sibling_but_core() {
-    for krate in std::iter::once("graph-core").chain(LEAVES) {
+fn every_crate_depends_only_on_the_layers_below_it() {
+    for (krate, allowed) in LAYERS {
         let path = root().join(krate).join("Cargo.toml");
-        let Ok(manifest) = fs::read_to_string(&path) else {
-            continue; // Not created yet (graph-distributed).
-        };
-        let allowed: &[&str] = if krate == "graph-core" {
-            &[]
-        } else {
-            &["graph-core"]
-        };
+        let manifest =
+            fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
         for dep in sibling_dependencies(&manifest) {
             assert!(
                 allowed.contains(&dep.as_str()),
-                "{krate} depends on {dep}: leaf crates talk through graph-core's types only \
-                 (a sibling may be a dev-dependency)"
+                "{krate} depends on {dep}, outside its layer (ARCHITECTURE.md): it may depend \
+                 on {allowed:?}, and on any sibling as a dev-dependency"
             );
         }
     }
+}
+
+#[test]
+fn every_crate_of_the_workspace_has_a_layer() {
+    let workspace = fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let members: Vec<&str> = workspace
+        .split_once("members = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(list, _)| list)
+        .expect("a members list")
+        .split(',')
+        .map(|member| member.trim().trim_matches('"'))
+        .filter(|member| !member.is_empty())
+        .collect();
+    for member in &members {
+        assert!(
+            LAYERS.iter().any(|(krate, _)| krate == member),
+            "{member} has no layer in xtask/tests/tidy.rs"
+        );
+    }
+    assert_eq!(members.len(), LAYERS.len(), "a layer names no member");
 }
 
 #[test]
