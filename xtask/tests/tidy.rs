@@ -60,10 +60,10 @@ fn sibling_dependencies(manifest: &str) -> Vec<String> {
         if let Some(name) = section
             .strip_prefix("[dependencies.")
             .and_then(|s| s.strip_suffix(']'))
+            && name.starts_with("graph-")
+            && !found.iter().any(|f| f == name)
         {
-            if name.starts_with("graph-") && !found.iter().any(|f| f == name) {
-                found.push(name.to_owned());
-            }
+            found.push(name.to_owned());
         }
     }
     found
