@@ -55,7 +55,7 @@ fn inline_constants_random(bencher: Bencher<'_, '_>, n: usize) {
     let (graph, _) = random(n);
     bencher
         .counter(ItemsCount::new(graph.len()))
-        .bench(|| inline(black_box(&graph), &[], true, None).unwrap());
+        .bench(|| inline(black_box(&graph), &[], true).unwrap());
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
@@ -64,7 +64,7 @@ fn inline_functions_array(bencher: Bencher<'_, '_>, n: usize) {
     let fast = [Op::new("identity"), Op::new("inc")];
     bencher
         .counter(ItemsCount::new(graph.len()))
-        .bench(|| inline_functions(black_box(&graph), &keys, &fast, None).unwrap());
+        .bench(|| inline_functions(black_box(&graph), &keys, &fast).unwrap());
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
@@ -76,7 +76,7 @@ fn fuse_linear_array(bencher: Bencher<'_, '_>, n: usize) {
     };
     bencher
         .counter(ItemsCount::new(graph.len()))
-        .bench(|| fuse_linear(black_box(&graph), &config, None).unwrap());
+        .bench(|| fuse_linear(black_box(&graph), &config).unwrap());
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
@@ -88,7 +88,7 @@ fn fuse_random(bencher: Bencher<'_, '_>, n: usize) {
     };
     bencher
         .counter(ItemsCount::new(graph.len()))
-        .bench(|| fuse(black_box(&graph), &config, None).unwrap());
+        .bench(|| fuse(black_box(&graph), &config).unwrap());
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
@@ -101,7 +101,7 @@ fn fuse_array(bencher: Bencher<'_, '_>, n: usize) {
     };
     bencher
         .counter(ItemsCount::new(graph.len()))
-        .bench(|| fuse(black_box(&graph), &config, None).unwrap());
+        .bench(|| fuse(black_box(&graph), &config).unwrap());
 }
 
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]

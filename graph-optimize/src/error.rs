@@ -15,32 +15,6 @@ pub enum Error {
         /// The key.
         key: Key,
     },
-    /// A task references its own result.
-    #[error("task {key} refers to itself")]
-    SelfReference {
-        /// The task.
-        key: Key,
-    },
-    /// Dependencies handed to a pass that do not describe its graph.
-    #[error(
-        "the dependencies given do not match the graph: task {key} has {found} references, the dependencies list {listed}"
-    )]
-    DependenciesMismatch {
-        /// The first task whose references differ.
-        key: Key,
-        /// How many references its body holds.
-        found: usize,
-        /// How many the dependencies list for it.
-        listed: usize,
-    },
-    /// Dependencies handed to a pass over a graph of another size.
-    #[error("the dependencies given describe {listed} tasks, the graph has {tasks}")]
-    DependenciesLength {
-        /// Tasks in the graph.
-        tasks: usize,
-        /// Rows in the dependencies.
-        listed: usize,
-    },
     /// A wide edge named in a stage configuration that the graph lacks.
     #[error("no edge {dependency} -> {dependent}: {dependent} does not depend on {dependency}")]
     NotAnEdge {
@@ -63,8 +37,8 @@ pub enum Error {
         /// The task.
         key: Key,
     },
-    /// An error of the graph itself: a missing dependency, a cycle, a
-    /// duplicate key.
+    /// An error of the graph itself: a missing dependency, a cycle (a task
+    /// that references itself is one), a duplicate key.
     #[error(transparent)]
     Graph(#[from] graph_core::Error),
 }

@@ -1,11 +1,11 @@
 //! `fuse`: dask's fusion of reductions, with its width and height heuristics.
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Key, TaskGraph};
+use graph_core::{Key, NodeId, TaskGraph};
 
+use crate::Error;
 use crate::names::Namer;
-use crate::work::{Kind, NONE, Slot, Work};
-use crate::{Dependencies, Error, Optimized};
+use crate::work::{Kind, Slot, Work};
 
 /// Options of [`fuse`], dask's parameters; `Default` is dask's defaults
 /// (`optimization.fuse` in `dask.yaml`).
@@ -74,7 +74,8 @@ impl Default for FuseConfig {
 ///
 /// Matches dask's `dask.optimization.fuse(dsk, keys, dependencies,
 /// ave_width, max_width, max_height, max_depth_new_edges, rename_keys)`,
-/// decision for decision: a task is reducible when it is not in `keys`, is
+/// decision for decision (the graph carries its dependencies, so there is
+/// no such argument): a task is reducible when it is not in `keys`, is
 /// referenced exactly once in the whole graph (a task using a result twice
 /// does not absorb it), and is a call, an alias or a scalar (not a list);
 /// each region of reducible tasks is walked bottom-up from the first
@@ -95,17 +96,15 @@ impl Default for FuseConfig {
 ///
 /// - `graph`: the graph.
 /// - `config`: dask's parameters.
-/// - `dependencies`: the graph's dependencies, if known.
 ///
 /// # Returns
 ///
-/// The fused graph and its dependencies.
+/// The fused graph, holding its references for the next pass.
 ///
 /// # Errors
 ///
 /// [`Error::UnknownKey`] for a key no task has; [`Error::Graph`] for a
-/// missing reference or a cycle; [`Error::DependenciesMismatch`] or
-/// [`Error::DependenciesLength`] for dependencies of another graph.
+/// missing reference or a cycle (a task that references itself included).
 ///
 /// # Complexity
 ///
@@ -127,17 +126,13 @@ impl Default for FuseConfig {
 ///     .task("c", f(&["b1", "b2"]))
 ///     .build()?;
 /// let config = FuseConfig { ave_width: 2.0, ..Default::default() };
-/// let fused = fuse(&graph, &config, None)?;
-/// let c = fused.graph.get(&Key::from("b1-b2-c")).unwrap();
+/// let fused = fuse(&graph, &config)?;
+/// let c = fused.get(&Key::from("b1-b2-c")).unwrap();
 /// assert_eq!(c.body.term().unwrap().to_string(), "f(f(a), f(a))");
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
-pub fn fuse(
-    graph: &TaskGraph,
-    config: &FuseConfig,
-    dependencies: Option<&Dependencies>,
-) -> Result<Optimized, Error> {
-    let mut work = Work::new(graph, dependencies)?;
+pub fn fuse(graph: &TaskGraph, config: &FuseConfig) -> Result<TaskGraph, Error> {
+    let mut work = Work::new(graph, true)?;
     let protected = match &config.keys {
         Some(keys) => work.key_set(keys)?,
         None => FixedBitSet::new(),
@@ -150,7 +145,7 @@ pub fn fuse(
 /// term itself is already the task's body in the work graph.
 #[derive(Clone, Copy, Debug)]
 struct Info {
-    node: u32,
+    node: NodeId,
     height: u64,
     width: f64,
     num_nodes: u64,
@@ -174,7 +169,8 @@ fn reducible_kind(kind: Kind) -> bool {
 struct Walk<'a, 'g> {
     work: &'a mut Work<'g>,
     reducible: FixedBitSet,
-    user: Vec<u32>,
+    /// The one task that uses each reducible task.
+    user: Vec<Option<NodeId>>,
     ave_width: f64,
     max_width: f64,
     max_height: f64,
@@ -183,16 +179,16 @@ struct Walk<'a, 'g> {
     /// [`Work::nesting_of`]'s memo.
     nesting: Vec<u32>,
     /// The edges of the infos on the info stack, in stack order.
-    edges: Vec<u32>,
+    edges: Vec<NodeId>,
     /// Scratch space for a union of edges.
-    scratch: Vec<u32>,
+    scratch: Vec<NodeId>,
     /// Scratch space for a fused row, the row it replaces and what goes
     /// where.
-    row: Vec<u32>,
-    old_row: Vec<u32>,
+    row: Vec<NodeId>,
+    old_row: Vec<NodeId>,
     picks: Vec<Option<Slot>>,
-    /// `absorbed_into[n]`: the task `n` was fused into, else NONE.
-    absorbed_into: Vec<u32>,
+    /// `absorbed_into[n]`: the task `n` was fused into, if it was.
+    absorbed_into: Vec<Option<NodeId>>,
     /// The children being fused into a parent, while they are.
     picking: FixedBitSet,
 }
@@ -211,20 +207,20 @@ pub(crate) fn fuse_work(work: &mut Work<'_>, config: &FuseConfig, protected: &Fi
 
     let n_nodes = work.node_count();
     let mut uses = vec![0_u32; n_nodes];
-    let mut user = vec![NONE; n_nodes];
+    let mut user: Vec<Option<NodeId>> = vec![None; n_nodes];
     for node in work.alive_nodes() {
         for &dep in work.deps(node) {
-            uses[dep as usize] += 1;
-            user[dep as usize] = node;
+            uses[dep.index()] += 1;
+            user[dep.index()] = Some(node);
         }
     }
     let mut reducible = FixedBitSet::with_capacity(n_nodes);
     for node in work.alive_nodes() {
-        let i = node as usize;
+        let i = node.index();
         if uses[i] == 1
             && !protected.contains(i)
             && reducible_kind(work.kind(node))
-            && work.is_term(user[i])
+            && user[i].is_some_and(|user| work.is_term(user))
         {
             reducible.insert(i);
         }
@@ -248,7 +244,7 @@ pub(crate) fn fuse_work(work: &mut Work<'_>, config: &FuseConfig, protected: &Fi
         row: Vec::new(),
         old_row: Vec::new(),
         picks: Vec::new(),
-        absorbed_into: vec![NONE; n_nodes],
+        absorbed_into: vec![None; n_nodes],
         picking: FixedBitSet::with_capacity(n_nodes),
     };
     walk.run();
@@ -267,7 +263,7 @@ pub(crate) fn fuse_work(work: &mut Work<'_>, config: &FuseConfig, protected: &Fi
 /// a name already taken (by an earlier rename too) leaves its task as is.
 fn rename_fused(
     work: &mut Work<'_>,
-    absorbed_into: &[u32],
+    absorbed_into: &[Option<NodeId>],
     protected: &FixedBitSet,
     drop_aliases: bool,
 ) {
@@ -276,52 +272,50 @@ fn rename_fused(
     // grouped (counting sort by root).
     let mut root = absorbed_into.to_vec();
     for node in 0..n_nodes {
-        if root[node] == NONE {
+        let Some(mut top) = root[node] else {
             continue;
-        }
-        let mut top = root[node];
-        while root[top as usize] != NONE {
-            top = root[top as usize];
+        };
+        while let Some(next) = root[top.index()] {
+            top = next;
         }
         // Point the whole path at its root, so that each link is followed
         // a bounded number of times.
-        let mut at = node as u32;
-        while root[at as usize] != top {
-            let next = root[at as usize];
-            root[at as usize] = top;
-            at = next;
+        let mut at = node;
+        while root[at] != Some(top) {
+            let next = root[at].expect("a link on the path to the root");
+            root[at] = Some(top);
+            at = next.index();
         }
     }
     let mut start = vec![0_u32; n_nodes + 1];
-    for &r in &root {
-        if r != NONE {
-            start[r as usize + 1] += 1;
-        }
+    for r in root.iter().flatten() {
+        start[r.index() + 1] += 1;
     }
     for i in 0..n_nodes {
         start[i + 1] += start[i];
     }
-    let mut members = vec![0_u32; start[n_nodes] as usize];
+    let mut members = vec![NodeId::from_u32(0); start[n_nodes] as usize];
     let mut fill = start.clone();
-    for (node, &r) in root.iter().enumerate() {
-        if r != NONE {
-            members[fill[r as usize] as usize] = node as u32;
-            fill[r as usize] += 1;
+    for (node, r) in root.iter().enumerate() {
+        if let Some(r) = r {
+            members[fill[r.index()] as usize] = NodeId::new(node);
+            fill[r.index()] += 1;
         }
     }
     drop(fill);
     drop(root);
     // Names first (borrowing the keys), then the renames.
-    let mut names: Vec<(u32, Key)> = Vec::new();
+    let mut names: Vec<(NodeId, Key)> = Vec::new();
     let mut namer = Namer::default();
     for r in 0..n_nodes {
         let group = &members[start[r] as usize..start[r + 1] as usize];
         if group.is_empty() {
             continue;
         }
-        let name = namer.fused_name(work.key(r as u32), group.iter().map(|&k| work.key(k)));
+        let r = NodeId::new(r);
+        let name = namer.fused_name(work.key(r), group.iter().map(|&k| work.key(k)));
         if let Some(name) = name {
-            names.push((r as u32, name));
+            names.push((r, name));
         }
     }
     drop(namer);
@@ -330,7 +324,7 @@ fn rename_fused(
     work.reserve_new(names.len());
     for (root, name) in names {
         if work.try_rename(root, name).is_some() {
-            aliases.insert(root as usize);
+            aliases.insert(root.index());
             any_alias = true;
         }
     }
@@ -338,15 +332,20 @@ fn rename_fused(
         aliases.difference_with(protected);
         work.bypass_aliases(&aliases);
         for alias in aliases.ones() {
-            work.kill(alias as u32);
+            work.kill(NodeId::new(alias));
         }
     }
 }
 
 impl Walk<'_, '_> {
+    /// The one task that uses a reducible task.
+    fn user_of(&self, node: NodeId) -> NodeId {
+        self.user[node.index()].expect("a reducible task has one user")
+    }
+
     /// Pushes the distinct non-reducible dependencies of a node, sorted, on
     /// the edge stack; returns how many.
-    fn push_own_edges(&mut self, node: u32) -> u32 {
+    fn push_own_edges(&mut self, node: NodeId) -> u32 {
         let before = self.edges.len();
         let reducible = &self.reducible;
         self.edges.extend(
@@ -354,7 +353,7 @@ impl Walk<'_, '_> {
                 .deps(node)
                 .iter()
                 .copied()
-                .filter(|&d| !reducible.contains(d as usize)),
+                .filter(|&d| !reducible.contains(d.index())),
         );
         self.edges[before..].sort_unstable();
         let mut n = 0;
@@ -370,19 +369,19 @@ impl Walk<'_, '_> {
 
     /// Pushes the reducible children of `node` (each referenced only there,
     /// so without repeats); returns how many.
-    fn push_children(&self, node: u32, stack: &mut Vec<u32>) -> usize {
+    fn push_children(&self, node: NodeId, stack: &mut Vec<NodeId>) -> usize {
         let before = stack.len();
         stack.extend(
             self.work
                 .deps(node)
                 .iter()
                 .copied()
-                .filter(|&d| self.reducible.contains(d as usize)),
+                .filter(|&d| self.reducible.contains(d.index())),
         );
         stack.len() - before
     }
 
-    fn leaf_info(&mut self, node: u32) -> Info {
+    fn leaf_info(&mut self, node: NodeId) -> Info {
         Info {
             node,
             height: 1,
@@ -395,22 +394,22 @@ impl Walk<'_, '_> {
     }
 
     /// [`Work::levels`] of a task.
-    fn levels(&mut self, node: u32) -> usize {
+    fn levels(&mut self, node: NodeId) -> usize {
         self.work.levels(node, &mut self.nesting)
     }
 
     fn run(&mut self) {
         let n_nodes = self.reducible.len();
         let mut pending = self.reducible.clone();
-        let mut children_stack: Vec<u32> = Vec::new();
+        let mut children_stack: Vec<NodeId> = Vec::new();
         let mut info_stack: Vec<Info> = Vec::new();
         for start in 0..n_nodes {
             if !pending.contains(start) {
                 continue;
             }
-            let mut parent = start as u32;
-            while self.reducible.contains(parent as usize) {
-                parent = self.user[parent as usize];
+            let mut parent = NodeId::new(start);
+            while self.reducible.contains(parent.index()) {
+                parent = self.user_of(parent);
             }
             children_stack.push(parent);
             self.push_children(parent, &mut children_stack);
@@ -431,11 +430,11 @@ impl Walk<'_, '_> {
                     .work
                     .deps(parent)
                     .iter()
-                    .filter(|&&d| self.reducible.contains(d as usize))
+                    .filter(|&&d| self.reducible.contains(d.index()))
                     .count();
                 let first = info_stack.len() - n_children;
                 for info in &info_stack[first..] {
-                    pending.set(info.node as usize, false);
+                    pending.set(info.node.index(), false);
                 }
                 let more = !children_stack.is_empty();
                 let pushed = if n_children == 1 {
@@ -448,7 +447,7 @@ impl Walk<'_, '_> {
                     Some(info) => info_stack.push(info),
                     None => break,
                 }
-                parent = self.user[parent as usize];
+                parent = self.user_of(parent);
             }
             debug_assert!(info_stack.is_empty() && children_stack.is_empty());
             debug_assert!(self.edges.is_empty());
@@ -460,7 +459,7 @@ impl Walk<'_, '_> {
     /// `children_len`) by the union of them and the parent's own edges;
     /// returns (the union's length, the children's union's length, the
     /// longest child list's length).
-    fn merge_edges(&mut self, parent: u32, lens: impl Iterator<Item = u32>) -> (u32, u32, u32) {
+    fn merge_edges(&mut self, parent: NodeId, lens: impl Iterator<Item = u32>) -> (u32, u32, u32) {
         let mut total = 0_usize;
         let mut longest = 0_u32;
         for len in lens {
@@ -487,7 +486,7 @@ impl Walk<'_, '_> {
 
     /// dask's single-child case. Returns the parent's info if the walk goes
     /// on above it (`more`).
-    fn single_child(&mut self, parent: u32, info: Info, more: bool) -> Option<Info> {
+    fn single_child(&mut self, parent: NodeId, info: Info, more: bool) -> Option<Info> {
         let nce = i64::from(info.n_edges);
         let mut fudge = info.fudge;
         if nce >= 1 && fudge > nce - 1 {
@@ -536,7 +535,7 @@ impl Walk<'_, '_> {
     /// `info_stack[first..]`, which this takes off.
     fn many_children(
         &mut self,
-        parent: u32,
+        parent: NodeId,
         info_stack: &mut Vec<Info>,
         first: usize,
         more: bool,
@@ -612,7 +611,7 @@ impl Walk<'_, '_> {
         (self.ave_width - 1.0).trunc() as i64
     }
 
-    fn unfused_info(&mut self, parent: u32, width: f64, fudge: i64, n_edges: u32) -> Info {
+    fn unfused_info(&mut self, parent: NodeId, width: f64, fudge: i64, n_edges: u32) -> Info {
         Info {
             node: parent,
             height: 1,
@@ -626,9 +625,9 @@ impl Walk<'_, '_> {
 
     /// Substitutes the children's bodies into the parent's, removes the
     /// children, and records where they went.
-    fn absorb(&mut self, parent: u32, infos: &[Info]) {
+    fn absorb(&mut self, parent: NodeId, infos: &[Info]) {
         for info in infos {
-            self.picking.insert(info.node as usize);
+            self.picking.insert(info.node.index());
         }
         let mut old_row = std::mem::take(&mut self.old_row);
         old_row.clear();
@@ -636,7 +635,7 @@ impl Walk<'_, '_> {
         self.row.clear();
         self.picks.clear();
         for &dep in &old_row {
-            if self.picking.contains(dep as usize) {
+            if self.picking.contains(dep.index()) {
                 self.row.extend_from_slice(self.work.deps(dep));
                 self.picks.push(Some(self.work.body(dep)));
             } else {
@@ -650,9 +649,9 @@ impl Walk<'_, '_> {
         work.set(parent, body, &self.row);
         // In the order the parent references them, as costs add up.
         for &child in &old_row {
-            if self.picking.contains(child as usize) {
-                self.picking.set(child as usize, false);
-                self.absorbed_into[child as usize] = parent;
+            if self.picking.contains(child.index()) {
+                self.picking.set(child.index(), false);
+                self.absorbed_into[child.index()] = Some(parent);
                 self.work.add_cost(parent, child);
                 self.work.kill(child);
             }

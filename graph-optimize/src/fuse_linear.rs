@@ -1,11 +1,11 @@
 //! `fuse_linear`: chains of tasks with one dependent each become one task.
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Key, TaskGraph};
+use graph_core::{Key, NodeId, TaskGraph};
 
+use crate::Error;
 use crate::names::Namer;
-use crate::work::{NONE, Work};
-use crate::{Dependencies, Error, Optimized};
+use crate::work::Work;
 
 /// Options of [`fuse_linear`]. `Default` is dask's.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +44,8 @@ impl Default for FuseLinearConfig {
 /// uses nothing else, the two become one task.
 ///
 /// Matches dask's `dask.optimization.fuse_linear(dsk, keys, dependencies,
-/// rename_keys)`: a link child -> parent exists when the child is not in
+/// rename_keys)` (the graph carries its dependencies, so there is no such
+/// argument): a link child -> parent exists when the child is not in
 /// `keys`, is referenced exactly once in the whole graph, and that reference
 /// is the parent's only one; maximal runs of links become one task under the
 /// most downstream key, renamed `a-b-c` (upstream first, see
@@ -58,17 +59,15 @@ impl Default for FuseLinearConfig {
 ///
 /// - `graph`: the graph.
 /// - `config`: keys to keep, renaming, alias dropping.
-/// - `dependencies`: the graph's dependencies, if known.
 ///
 /// # Returns
 ///
-/// The fused graph and its dependencies.
+/// The fused graph, holding its references for the next pass.
 ///
 /// # Errors
 ///
 /// [`Error::UnknownKey`] for a key no task has; [`Error::Graph`] for a
-/// missing reference or a cycle; [`Error::DependenciesMismatch`] or
-/// [`Error::DependenciesLength`] for dependencies of another graph.
+/// missing reference or a cycle (a task that references itself included).
 ///
 /// # Complexity
 ///
@@ -86,18 +85,14 @@ impl Default for FuseLinearConfig {
 ///     .task("c", Term::call("inc", [Term::key("b")]))
 ///     .build()?;
 /// let config = FuseLinearConfig { keys: Some(vec![Key::from("c")]), ..Default::default() };
-/// let fused = fuse_linear(&graph, &config, None)?;
-/// let c = fused.graph.get(&Key::from("a-b-c")).unwrap();
+/// let fused = fuse_linear(&graph, &config)?;
+/// let c = fused.get(&Key::from("a-b-c")).unwrap();
 /// assert_eq!(c.body.term().unwrap().to_string(), "inc(inc(1))");
-/// assert_eq!(fused.graph.len(), 2); // 'c' stays, as an alias of 'a-b-c'
+/// assert_eq!(fused.len(), 2); // 'c' stays, as an alias of 'a-b-c'
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
-pub fn fuse_linear(
-    graph: &TaskGraph,
-    config: &FuseLinearConfig,
-    dependencies: Option<&Dependencies>,
-) -> Result<Optimized, Error> {
-    let mut work = Work::new(graph, dependencies)?;
+pub fn fuse_linear(graph: &TaskGraph, config: &FuseLinearConfig) -> Result<TaskGraph, Error> {
+    let mut work = Work::new(graph, config.max_depth.is_some())?;
     let protected = match &config.keys {
         Some(keys) => Some(work.key_set(keys)?),
         None => None,
@@ -115,24 +110,24 @@ pub(crate) fn fuse_linear_work(
 ) {
     let n_nodes = work.node_count();
     let mut uses = vec![0_u32; n_nodes];
-    let mut user = vec![NONE; n_nodes];
+    let mut user: Vec<Option<NodeId>> = vec![None; n_nodes];
     for node in work.alive_nodes() {
         for &dep in work.deps(node) {
-            uses[dep as usize] += 1;
-            user[dep as usize] = node;
+            uses[dep.index()] += 1;
+            user[dep.index()] = Some(node);
         }
     }
-    let mut parent_of = vec![NONE; n_nodes];
+    let mut parent_of: Vec<Option<NodeId>> = vec![None; n_nodes];
     let mut has_child = FixedBitSet::with_capacity(n_nodes);
     for child in work.alive_nodes() {
-        let c = child as usize;
+        let c = child.index();
         if uses[c] != 1 || protected.is_some_and(|keys| keys.contains(c)) || !work.is_term(child) {
             continue;
         }
-        let parent = user[c];
+        let parent = user[c].expect("a task used once has a user");
         if work.deps(parent).len() == 1 && work.is_term(parent) {
-            parent_of[c] = parent;
-            has_child.insert(parent as usize);
+            parent_of[c] = Some(parent);
+            has_child.insert(parent.index());
         }
     }
     drop(user);
@@ -142,17 +137,16 @@ pub(crate) fn fuse_linear_work(
     if let Some(max_depth) = config.max_depth {
         let mut nesting = Vec::new();
         for bottom in 0..n_nodes {
-            if parent_of[bottom] == NONE || has_child.contains(bottom) {
+            if parent_of[bottom].is_none() || has_child.contains(bottom) {
                 continue;
             }
-            let mut at = bottom;
-            let mut depth = work.levels(at as u32, &mut nesting);
-            while parent_of[at] != NONE {
-                let parent = parent_of[at] as usize;
-                let own = work.levels(parent as u32, &mut nesting);
+            let mut at = NodeId::new(bottom);
+            let mut depth = work.levels(at, &mut nesting);
+            while let Some(parent) = parent_of[at.index()] {
+                let own = work.levels(parent, &mut nesting);
                 if depth.saturating_add(own) > max_depth {
-                    parent_of[at] = NONE;
-                    has_child.set(parent, false);
+                    parent_of[at.index()] = None;
+                    has_child.set(parent.index(), false);
                     depth = own;
                 } else {
                     depth += own;
@@ -162,21 +156,22 @@ pub(crate) fn fuse_linear_work(
         }
     }
 
-    let mut chain: Vec<u32> = Vec::new();
+    let mut chain: Vec<NodeId> = Vec::new();
     let mut namer = Namer::default();
-    let mut row: Vec<u32> = Vec::new();
-    let mut dead: Vec<u32> = Vec::new();
+    let mut row: Vec<NodeId> = Vec::new();
+    let mut dead: Vec<NodeId> = Vec::new();
     let mut aliases = FixedBitSet::with_capacity(n_nodes);
     let mut any_alias = false;
-    for bottom in 0..n_nodes as u32 {
-        if parent_of[bottom as usize] == NONE || has_child.contains(bottom as usize) {
+    for bottom in 0..n_nodes {
+        if parent_of[bottom].is_none() || has_child.contains(bottom) {
             continue;
         }
         chain.clear();
+        let bottom = NodeId::new(bottom);
         let mut at = bottom;
         chain.push(at);
-        while parent_of[at as usize] != NONE {
-            at = parent_of[at as usize];
+        while let Some(parent) = parent_of[at.index()] {
+            at = parent;
             chain.push(at);
         }
         let top = at;
@@ -194,11 +189,11 @@ pub(crate) fn fuse_linear_work(
         if config.rename_keys {
             // dask's renamer takes the chain from the top down.
             let name = namer.fused_linear_name(chain.iter().rev().map(|&n| work.key(n)));
-            if let Some(name) = name {
-                if work.try_rename(top, name).is_some() {
-                    aliases.insert(top as usize);
-                    any_alias = true;
-                }
+            if let Some(name) = name
+                && work.try_rename(top, name).is_some()
+            {
+                aliases.insert(top.index());
+                any_alias = true;
             }
         }
     }
@@ -214,7 +209,7 @@ pub(crate) fn fuse_linear_work(
                 None => !drop_all,
             };
             if !keep {
-                work.kill(alias as u32);
+                work.kill(NodeId::new(alias));
             }
         }
     }

@@ -4,16 +4,17 @@
 use std::collections::BTreeSet;
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Key, Op, TaskGraph, Term};
+use graph_core::{Key, NodeId, Op, TaskGraph, Term};
 
+use crate::Error;
 use crate::work::{Kind, Slot, Work};
-use crate::{Dependencies, Error, Optimized};
 
 /// Substitutes the given tasks, and by default every constant, into the
 /// tasks that reference them.
 ///
 /// Matches dask's `dask.optimization.inline(dsk, keys, inline_constants,
-/// dependencies)`: a constant is a task whose body is a literal, a list
+/// dependencies)` (the graph carries its dependencies, so there is no such
+/// argument): a constant is a task whose body is a literal, a list
 /// without references, or an alias (a bare reference to another task);
 /// a dependency-free call is not a constant. Substituted values are fully
 /// expanded (an inlined task that uses another inlined task carries its
@@ -27,18 +28,15 @@ use crate::{Dependencies, Error, Optimized};
 /// - `graph`: the graph.
 /// - `keys`: the tasks to inline.
 /// - `inline_constants`: also inline every constant (dask's default: `true`).
-/// - `dependencies`: the graph's dependencies, if a previous pass returned
-///   them; else they are computed.
 ///
 /// # Returns
 ///
-/// The graph with the same keys, and its dependencies.
+/// The graph with the same keys, holding its references for the next pass.
 ///
 /// # Errors
 ///
 /// [`Error::UnknownKey`] for a key no task has; [`Error::Graph`] for a
-/// missing reference or a cycle; [`Error::DependenciesMismatch`] or
-/// [`Error::DependenciesLength`] for dependencies of another graph.
+/// missing reference or a cycle (a task that references itself included).
 ///
 /// # Complexity
 ///
@@ -58,18 +56,13 @@ use crate::{Dependencies, Error, Optimized};
 ///     .task("y", Term::call("inc", [Term::key("x")]))
 ///     .task("z", Term::call("add", [Term::key("x"), Term::key("y")]))
 ///     .build()?;
-/// let inlined = inline(&graph, &[Key::from("y")], true, None)?;
-/// let z = inlined.graph.get(&Key::from("z")).unwrap();
+/// let inlined = inline(&graph, &[Key::from("y")], true)?;
+/// let z = inlined.get(&Key::from("z")).unwrap();
 /// assert_eq!(z.body.term().unwrap().to_string(), "add(1, inc(1))");
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
-pub fn inline(
-    graph: &TaskGraph,
-    keys: &[Key],
-    inline_constants: bool,
-    dependencies: Option<&Dependencies>,
-) -> Result<Optimized, Error> {
-    let mut work = Work::new(graph, dependencies)?;
+pub fn inline(graph: &TaskGraph, keys: &[Key], inline_constants: bool) -> Result<TaskGraph, Error> {
+    let mut work = Work::new(graph, false)?;
     let inlined = work.key_set(keys)?;
     inline_work(&mut work, inlined, inline_constants);
     work.finish()
@@ -80,10 +73,10 @@ pub(crate) fn inline_work(work: &mut Work<'_>, mut inlined: FixedBitSet, inline_
     inlined.grow(work.node_count());
     for node in work.alive_nodes() {
         match work.kind(node) {
-            Kind::Opaque => inlined.set(node as usize, false),
+            Kind::Opaque => inlined.set(node.index(), false),
             kind => {
                 if inline_constants && is_constant(kind, work.deps(node).is_empty()) {
-                    inlined.insert(node as usize);
+                    inlined.insert(node.index());
                 }
             }
         }
@@ -98,8 +91,9 @@ pub(crate) fn inline_work(work: &mut Work<'_>, mut inlined: FixedBitSet, inline_
     for node in order {
         substitute_inlined(work, node, &inlined, &mut scratch);
     }
-    for node in 0..work.node_count() as u32 {
-        if work.is_alive(node) && !inlined.contains(node as usize) {
+    for i in 0..work.node_count() {
+        let node = NodeId::new(i);
+        if work.is_alive(node) && !inlined.contains(i) {
             substitute_inlined(work, node, &inlined, &mut scratch);
         }
     }
@@ -109,8 +103,8 @@ pub(crate) fn inline_work(work: &mut Work<'_>, mut inlined: FixedBitSet, inline_
 /// Buffers reused from task to task.
 #[derive(Default)]
 struct Scratch {
-    row: Vec<u32>,
-    new_row: Vec<u32>,
+    row: Vec<NodeId>,
+    new_row: Vec<NodeId>,
     picks: Vec<Option<Slot>>,
 }
 
@@ -118,16 +112,11 @@ struct Scratch {
 /// its body, unless it is opaque.
 fn substitute_inlined(
     work: &mut Work<'_>,
-    node: u32,
+    node: NodeId,
     inlined: &FixedBitSet,
     scratch: &mut Scratch,
 ) {
-    if !work
-        .deps(node)
-        .iter()
-        .any(|&d| inlined.contains(d as usize))
-        || !work.is_term(node)
-    {
+    if !work.deps(node).iter().any(|&d| inlined.contains(d.index())) || !work.is_term(node) {
         return;
     }
     let Scratch {
@@ -140,7 +129,7 @@ fn substitute_inlined(
     new_row.clear();
     picks.clear();
     for &dep in row.iter() {
-        if inlined.contains(dep as usize) {
+        if inlined.contains(dep.index()) {
             new_row.extend_from_slice(work.deps(dep));
             picks.push(Some(work.body(dep)));
         } else {
@@ -166,7 +155,7 @@ fn is_constant(kind: Kind, no_deps: bool) -> bool {
 /// removes it.
 ///
 /// Matches dask's `dask.optimization.inline_functions(dsk, output,
-/// fast_functions)` with `inline_constants=False`: a task is inlined when its
+/// fast_functions, dependencies=None)` with `inline_constants=False`: a task is inlined when its
 /// body is a call, every op anywhere in it is in `fast_ops`, it is not an
 /// output, and some task uses it (a fast task with several dependents is
 /// copied into each). With no fast ops the graph is returned unchanged.
@@ -179,11 +168,11 @@ fn is_constant(kind: Kind, no_deps: bool) -> bool {
 /// - `graph`: the graph.
 /// - `outputs`: keys to keep as tasks.
 /// - `fast_ops`: the cheap ops.
-/// - `dependencies`: the graph's dependencies, if known.
 ///
 /// # Returns
 ///
-/// The graph without the inlined tasks, and its dependencies.
+/// The graph without the inlined tasks, holding its references for the
+/// next pass.
 ///
 /// # Errors
 ///
@@ -208,9 +197,9 @@ fn is_constant(kind: Kind, no_deps: bool) -> bool {
 ///     .task("out", Term::call("double", [Term::key("i")]))
 ///     .build()?;
 /// let fast = [Op::new("inc")];
-/// let inlined = inline_functions(&graph, &[Key::from("out")], &fast, None)?;
-/// assert!(inlined.graph.get(&Key::from("i")).is_none());
-/// let out = inlined.graph.get(&Key::from("out")).unwrap();
+/// let inlined = inline_functions(&graph, &[Key::from("out")], &fast)?;
+/// assert!(inlined.get(&Key::from("i")).is_none());
+/// let out = inlined.get(&Key::from("out")).unwrap();
 /// assert_eq!(out.body.term().unwrap().to_string(), "double(inc(x))");
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
@@ -218,9 +207,8 @@ pub fn inline_functions(
     graph: &TaskGraph,
     outputs: &[Key],
     fast_ops: &[Op],
-    dependencies: Option<&Dependencies>,
-) -> Result<Optimized, Error> {
-    let mut work = Work::new(graph, dependencies)?;
+) -> Result<TaskGraph, Error> {
+    let mut work = Work::new(graph, false)?;
     let outputs = work.key_set(outputs)?;
     inline_functions_work(&mut work, &outputs, fast_ops);
     work.finish()
@@ -237,15 +225,15 @@ pub(crate) fn inline_functions_work(work: &mut Work<'_>, outputs: &FixedBitSet, 
     for node in work.alive_nodes() {
         let opaque = !work.is_term(node);
         for &dep in work.deps(node) {
-            has_dependent.insert(dep as usize);
+            has_dependent.insert(dep.index());
             if opaque {
-                opaque_dependent.insert(dep as usize);
+                opaque_dependent.insert(dep.index());
             }
         }
     }
     let mut inlinable = FixedBitSet::with_capacity(n_nodes);
     for node in work.alive_nodes() {
-        let i = node as usize;
+        let i = node.index();
         if outputs.contains(i) || !has_dependent.contains(i) || opaque_dependent.contains(i) {
             continue;
         }
@@ -261,7 +249,7 @@ pub(crate) fn inline_functions_work(work: &mut Work<'_>, outputs: &FixedBitSet, 
     cap_expansion(work, &mut inlinable);
     inline_work(work, inlinable.clone(), false);
     for node in inlinable.ones() {
-        work.kill(node as u32);
+        work.kill(NodeId::new(node));
     }
 }
 
@@ -282,16 +270,16 @@ fn cap_expansion(work: &Work<'_>, inlinable: &mut FixedBitSet) {
         let extra: usize = work
             .deps(node)
             .iter()
-            .filter(|&&dep| inlinable.contains(dep as usize))
-            .map(|&dep| expanded[dep as usize].saturating_sub(1))
+            .filter(|&&dep| inlinable.contains(dep.index()))
+            .map(|&dep| expanded[dep.index()].saturating_sub(1))
             .sum();
         let size = work
             .size_of(work.body(node), &mut memo)
             .saturating_add(extra);
         if size > MAX_INLINED_TERM {
-            inlinable.set(node as usize, false);
+            inlinable.set(node.index(), false);
         }
-        expanded[node as usize] = size;
+        expanded[node.index()] = size;
     }
 }
 

@@ -1,6 +1,7 @@
 //! `optimize`: the passes run as one pipeline over shared dense state, with a
 //! report of what each pass did and how long it took.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -11,8 +12,8 @@ use crate::cull::cull_work;
 use crate::fuse::fuse_work;
 use crate::fuse_linear::fuse_linear_work;
 use crate::inline::{inline_functions_work, inline_work};
-use crate::work::Work;
-use crate::{Error, FuseConfig, FuseLinearConfig, Optimized};
+use crate::work::{Input, Work};
+use crate::{Error, FuseConfig, FuseLinearConfig};
 
 /// One pass of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -149,7 +150,8 @@ impl fmt::Display for PassReport {
 /// Matches running dask's functions one after another on their results, each
 /// handed the dependencies of the one before. Differs from dask: the passes
 /// share one dense state, so keys are resolved to node ids once and the
-/// output graph is built once; [`Pass::Inline`] is followed by dropping the
+/// output graph (which holds its references, as each pass's does) is built
+/// once; [`Pass::Inline`] is followed by dropping the
 /// tasks it made unneeded (dask keeps them until a later `cull`); the
 /// requested keys are protected in every pass.
 ///
@@ -160,12 +162,13 @@ impl fmt::Display for PassReport {
 ///
 /// # Returns
 ///
-/// The optimized graph with its dependencies, and the report.
+/// The optimized graph, and the report.
 ///
 /// # Errors
 ///
 /// [`Error::UnknownKey`] for a requested key no task has; [`Error::Graph`]
-/// for a missing reference or a cycle.
+/// for a missing reference or a cycle (a task that references itself
+/// included).
 ///
 /// # Complexity
 ///
@@ -184,16 +187,16 @@ impl fmt::Display for PassReport {
 /// assert_eq!(report.tasks_before, 100);
 /// // The constant is inlined, then the chain fuses into its last task; dask's
 /// // name for it, `('chain', 99)`, is the key it already has.
-/// assert_eq!(optimized.graph.len(), 1);
+/// assert_eq!(optimized.len(), 1);
 /// assert_eq!(report.passes.len(), 4);
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
-pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(Optimized, Report), Error> {
+pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(TaskGraph, Report), Error> {
     let started = Instant::now();
-    let mut work = Work::new(graph, None)?;
+    let mut work = Work::new(graph, fuses(config))?;
     let mut report = run(&mut work, config)?;
     let optimized = work.finish()?;
-    report.tasks_after = optimized.graph.len();
+    report.tasks_after = optimized.len();
     report.total = started.elapsed();
     Ok((optimized, report))
 }
@@ -221,15 +224,18 @@ pub fn optimize(graph: &TaskGraph, config: &OptimizeConfig) -> Result<(Optimized
 /// let graph = generate::random_dag(1_000, 7);
 /// let (borrowed, _) = optimize(&graph, &OptimizeConfig::default())?;
 /// let (owned, _) = optimize_owned(graph, &OptimizeConfig::default())?;
-/// assert_eq!(owned.graph, borrowed.graph);
+/// assert_eq!(owned, borrowed);
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
 pub fn optimize_owned(
     mut graph: TaskGraph,
     config: &OptimizeConfig,
-) -> Result<(Optimized, Report), Error> {
+) -> Result<(TaskGraph, Report), Error> {
     let started = Instant::now();
-    let resolved = crate::deps::resolve(&graph)?;
+    // Moving the bodies out drops the graph's topology: its order is kept.
+    let topology = graph.topology()?;
+    let input = Input::of(&graph, topology, fuses(config))?;
+    let order = topology.topological_order().to_vec();
     let bodies: Vec<Body> = (0..graph.len())
         .map(|i| {
             let task = graph.task_mut(NodeId::new(i));
@@ -237,15 +243,23 @@ pub fn optimize_owned(
         })
         .collect();
     let (plan, mut report) = {
-        let mut work = Work::from_parts(&graph, resolved, Some(bodies));
+        let mut work = Work::from_parts(&graph, input, Cow::Owned(order), Some(bodies));
         let report = run(&mut work, config)?;
         let plan = work.into_plan();
         (plan, report)
     };
     let optimized = plan.build(graph)?;
-    report.tasks_after = optimized.graph.len();
+    report.tasks_after = optimized.len();
     report.total = started.elapsed();
     Ok((optimized, report))
+}
+
+/// Whether a pipeline fuses, which reads how deep each body nests.
+fn fuses(config: &OptimizeConfig) -> bool {
+    config
+        .passes
+        .iter()
+        .any(|pass| matches!(pass, Pass::Fuse | Pass::FuseLinear))
 }
 
 /// Runs the configured passes over `work`; the report lacks the output's
@@ -254,7 +268,7 @@ fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
     let tasks_before = work.len();
     // Requested keys are resolved to node ids once; a node keeps its id
     // through every pass (a renamed task becomes an alias, in place).
-    let requested: Vec<u32> = match &config.keys {
+    let requested: Vec<NodeId> = match &config.keys {
         Some(keys) => keys
             .iter()
             .map(|key| work.require(key))
@@ -262,7 +276,7 @@ fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
         None => leaves(work),
     };
     let mut requested_set = FixedBitSet::with_capacity(work.node_count());
-    requested_set.extend(requested.iter().map(|&n| n as usize));
+    requested_set.extend(requested.iter().map(|n| n.index()));
     let inline_set = work.key_set(&config.inline_keys)?;
     let user_fuse_keys = match &config.fuse.keys {
         Some(keys) => work.key_set(keys)?,
@@ -315,14 +329,14 @@ fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
 }
 
 /// The tasks no task depends on, in node order.
-fn leaves(work: &Work<'_>) -> Vec<u32> {
+fn leaves(work: &Work<'_>) -> Vec<NodeId> {
     let mut used = FixedBitSet::with_capacity(work.node_count());
     for node in work.alive_nodes() {
         for &dep in work.deps(node) {
-            used.insert(dep as usize);
+            used.insert(dep.index());
         }
     }
     work.alive_nodes()
-        .filter(|&node| !used.contains(node as usize))
+        .filter(|&node| !used.contains(node.index()))
         .collect()
 }

@@ -5,8 +5,8 @@
 use fixedbitset::FixedBitSet;
 use graph_core::{Key, NodeId, Op, TaskGraph};
 
-use crate::work::{NONE, Slot, Work};
-use crate::{Error, Optimized};
+use crate::Error;
+use crate::work::{Slot, Work};
 
 /// Which dependencies are wide, and which keys must stay tasks.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,7 +100,8 @@ impl StagePlan {
 /// # Errors
 ///
 /// [`Error::UnknownKey`] for an unknown key, [`Error::NotAnEdge`] for a wide
-/// edge the graph lacks, [`Error::Graph`] for a missing reference or a cycle.
+/// edge the graph lacks, [`Error::Graph`] for a missing reference or a cycle
+/// (a task that references itself included).
 ///
 /// # Complexity
 ///
@@ -123,10 +124,10 @@ impl StagePlan {
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
 pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan, Error> {
-    let work = Work::new(graph, None)?;
+    let work = Work::new(graph, true)?;
     let n_nodes = work.node_count();
     let keep = work.key_set(&config.keys)?;
-    let mut wide_edges: Vec<(u32, u32)> = Vec::with_capacity(config.wide_edges.len());
+    let mut wide_edges: Vec<(NodeId, NodeId)> = Vec::with_capacity(config.wide_edges.len());
     for (dependency, dependent) in &config.wide_edges {
         let (from, to) = (work.require(dependency)?, work.require(dependent)?);
         if !work.deps(to).contains(&from) {
@@ -138,43 +139,45 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
         wide_edges.push((from, to));
     }
     wide_edges.sort_unstable();
-    let wide_op = |node: u32| {
+    let wide_op = |node: NodeId| {
         work.top_op(node)
             .is_some_and(|op| config.wide_ops.contains(op))
     };
-    let is_wide = |from: u32, to: u32, all_wide: bool| {
+    let is_wide = |from: NodeId, to: NodeId, all_wide: bool| {
         all_wide || (!wide_edges.is_empty() && wide_edges.binary_search(&(from, to)).is_ok())
     };
 
     let order = work.topological_order();
     let mut stage = vec![0_u32; n_nodes];
     let mut uses = vec![0_u32; n_nodes];
-    let mut user = vec![NONE; n_nodes];
+    let mut user: Vec<Option<NodeId>> = vec![None; n_nodes];
     for &node in &order {
         let all_wide = wide_op(node);
         let mut s = 0;
         for &dep in work.deps(node) {
-            s = s.max(stage[dep as usize] + u32::from(is_wide(dep, node, all_wide)));
-            uses[dep as usize] += 1;
-            user[dep as usize] = node;
+            s = s.max(stage[dep.index()] + u32::from(is_wide(dep, node, all_wide)));
+            uses[dep.index()] += 1;
+            user[dep.index()] = Some(node);
         }
-        stage[node as usize] = s;
+        stage[node.index()] = s;
     }
     // Which tasks join their user, deciding bottom-up so that the depth of
     // what a task has absorbed is known: `depth[n]` counts the levels
     // (`Work::levels`) nested in n's coalesced term, one inside the next.
     let max_depth = config.max_depth.unwrap_or(usize::MAX);
     let mut nesting = Vec::new();
-    let mut depth: Vec<usize> = (0..n_nodes as u32)
-        .map(|node| work.levels(node, &mut nesting))
+    let mut depth: Vec<usize> = (0..n_nodes)
+        .map(|node| work.levels(NodeId::new(node), &mut nesting))
         .collect();
     let mut joins = FixedBitSet::with_capacity(n_nodes);
     for &node in &order {
-        let i = node as usize;
-        let parent = user[i];
-        if uses[i] == 1
-            && !keep.contains(i)
-            && stage[i] == stage[parent as usize]
+        let i = node.index();
+        if uses[i] != 1 {
+            continue;
+        }
+        let parent = user[i].expect("a task used once has a user");
+        if !keep.contains(i)
+            && stage[i] == stage[parent.index()]
             && !is_wide(node, parent, wide_op(parent))
             && work.is_term(node)
             && work.is_term(parent)
@@ -182,16 +185,16 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
             let below = depth[i].saturating_add(work.levels(parent, &mut nesting));
             if below <= max_depth {
                 joins.insert(i);
-                let d = &mut depth[parent as usize];
+                let d = &mut depth[parent.index()];
                 *d = (*d).max(below);
             }
         }
     }
     let mut task: Vec<NodeId> = (0..n_nodes).map(NodeId::new).collect();
     for &node in order.iter().rev() {
-        let i = node as usize;
-        if joins.contains(i) {
-            task[i] = task[user[i] as usize];
+        let i = node.index();
+        if let Some(user) = user[i].filter(|_| joins.contains(i)) {
+            task[i] = task[user.index()];
         }
     }
     let stage_count = stage.iter().max().map_or(0, |&s| s as usize + 1);
@@ -216,12 +219,13 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
 ///
 /// # Returns
 ///
-/// The coalesced graph and its dependencies.
+/// The coalesced graph, holding its references for the next pass.
 ///
 /// # Errors
 ///
 /// [`Error::PlanLength`] or [`Error::PlanMismatch`] if the plan is for
-/// another graph; [`Error::Graph`] for a missing reference or a cycle.
+/// another graph; [`Error::Graph`] for a missing reference or a cycle (a
+/// task that references itself included).
 ///
 /// # Complexity
 ///
@@ -236,11 +240,11 @@ pub fn plan_stages(graph: &TaskGraph, config: &StageConfig) -> Result<StagePlan,
 /// let graph = generate::chain(10);
 /// let plan = plan_stages(&graph, &StageConfig::default())?;
 /// let coalesced = coalesce_stages(&graph, &plan)?;
-/// assert_eq!(coalesced.graph.len(), 1);
+/// assert_eq!(coalesced.len(), 1);
 /// # Ok::<(), graph_optimize::Error>(())
 /// ```
-pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized, Error> {
-    let mut work = Work::new(graph, None)?;
+pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<TaskGraph, Error> {
+    let mut work = Work::new(graph, false)?;
     let n_nodes = work.node_count();
     if plan.task.len() != n_nodes || plan.stage.len() != n_nodes {
         return Err(Error::PlanLength {
@@ -251,35 +255,37 @@ pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized,
     // A task joins the task that uses it; check that the plan says so of
     // tasks used exactly once, by a task of the same plan task.
     let mut uses = vec![0_u32; n_nodes];
-    let mut user = vec![NONE; n_nodes];
+    let mut user: Vec<Option<NodeId>> = vec![None; n_nodes];
     for node in work.alive_nodes() {
         for &dep in work.deps(node) {
-            uses[dep as usize] += 1;
-            user[dep as usize] = node;
+            uses[dep.index()] += 1;
+            user[dep.index()] = Some(node);
         }
     }
     let mut joins = FixedBitSet::with_capacity(n_nodes);
-    for node in 0..n_nodes {
-        if plan.task[node].index() == node {
+    for i in 0..n_nodes {
+        if plan.task[i].index() == i {
             continue;
         }
-        let parent = user[node];
-        let fits = uses[node] == 1
-            && plan.task.get(parent as usize) == Some(&plan.task[node])
-            && work.is_term(node as u32)
-            && work.is_term(parent);
+        let node = NodeId::new(i);
+        let fits = uses[i] == 1
+            && user[i].is_some_and(|parent| {
+                plan.task.get(parent.index()) == Some(&plan.task[i])
+                    && work.is_term(node)
+                    && work.is_term(parent)
+            });
         if !fits {
             return Err(Error::PlanMismatch {
-                key: work.key(node as u32).clone(),
+                key: work.key(node).clone(),
             });
         }
-        joins.insert(node);
+        joins.insert(i);
     }
     let mut old_row = Vec::new();
     let mut row = Vec::new();
     let mut picks: Vec<Option<Slot>> = Vec::new();
     for node in work.topological_order() {
-        if !work.deps(node).iter().any(|&d| joins.contains(d as usize)) || !work.is_term(node) {
+        if !work.deps(node).iter().any(|&d| joins.contains(d.index())) || !work.is_term(node) {
             continue;
         }
         old_row.clear();
@@ -287,7 +293,7 @@ pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized,
         row.clear();
         picks.clear();
         for &dep in &old_row {
-            if joins.contains(dep as usize) {
+            if joins.contains(dep.index()) {
                 row.extend_from_slice(work.deps(dep));
                 picks.push(Some(work.body(dep)));
             } else {
@@ -298,7 +304,7 @@ pub fn coalesce_stages(graph: &TaskGraph, plan: &StagePlan) -> Result<Optimized,
         let body = work.substitute(work.body(node), &old_row, &mut |i, _| picks[i]);
         work.set(node, body, &row);
         for &dep in &old_row {
-            if joins.contains(dep as usize) {
+            if joins.contains(dep.index()) {
                 work.add_cost(node, dep);
                 work.kill(dep);
             }

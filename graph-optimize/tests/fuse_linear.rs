@@ -6,7 +6,7 @@ mod common;
 use common::{Evaluator, graph, keys, show_checked};
 use expect_test::{Expect, expect};
 use graph_core::TaskGraph;
-use graph_optimize::{FuseConfig, FuseLinearConfig, Optimized, fuse, fuse_linear};
+use graph_optimize::{FuseConfig, FuseLinearConfig, fuse, fuse_linear};
 
 const G1: &str = "
     w = inc(x)
@@ -55,22 +55,22 @@ const G5: &str = "
     c = add(b, b)
 ";
 
-fn run_linear(g: &TaskGraph, keys: Option<&[&str]>, rename_keys: bool) -> Optimized {
+fn run_linear(g: &TaskGraph, keys: Option<&[&str]>, rename_keys: bool) -> TaskGraph {
     let config = FuseLinearConfig {
         keys: keys.map(common::keys),
         rename_keys,
         ..FuseLinearConfig::default()
     };
-    fuse_linear(g, &config, None).unwrap()
+    fuse_linear(g, &config).unwrap()
 }
 
-fn run_fuse(g: &TaskGraph, keys: Option<&[&str]>, rename_keys: bool) -> Optimized {
+fn run_fuse(g: &TaskGraph, keys: Option<&[&str]>, rename_keys: bool) -> TaskGraph {
     let config = FuseConfig {
         keys: keys.map(common::keys),
         rename_keys,
         ..FuseConfig::default()
     };
-    fuse(g, &config, None).unwrap()
+    fuse(g, &config).unwrap()
 }
 
 /// Checks one graph as dask's `fuse2` does: without renaming, `fuse_linear`
@@ -93,8 +93,8 @@ fn check(text: &str, keys: Option<&[&str]>, plain: Expect, linear: Expect, fused
     // Every key still in every output computes what it did.
     let before = Evaluator::new(&g);
     for out in [&a, &b, &renamed, &renamed_fused] {
-        let after = Evaluator::new(&out.graph);
-        for (key, _) in out.graph.iter() {
+        let after = Evaluator::new(out);
+        for (key, _) in out.iter() {
             if g.get(key).is_some() {
                 assert_eq!(before.get(key), after.get(key), "{key}");
             }
@@ -328,7 +328,7 @@ fn aliases_not_in_keys_are_dropped() {
         drop_aliases: true,
         ..FuseLinearConfig::default()
     };
-    let dropped = fuse_linear(&g, &config, None).unwrap();
+    let dropped = fuse_linear(&g, &config).unwrap();
     expect![[r#"
         c-a = inc(1)
         d-b = inc(2)

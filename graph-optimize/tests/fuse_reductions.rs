@@ -20,7 +20,7 @@ fn check(text: &str, cases: Vec<(f64, bool, Option<Expect>)>) {
             rename_keys,
             ..FuseConfig::default()
         };
-        let fused = fuse(&g, &config, None).unwrap();
+        let fused = fuse(&g, &config).unwrap();
         let shown = show_checked(&fused);
         match expected {
             None => assert_eq!(
@@ -30,9 +30,9 @@ fn check(text: &str, cases: Vec<(f64, bool, Option<Expect>)>) {
             ),
             Some(expected) => expected.assert_eq(&shown),
         }
-        let after = Evaluator::new(&fused.graph);
+        let after = Evaluator::new(&fused);
         for (key, _) in g.iter() {
-            if fused.graph.get(key).is_some() {
+            if fused.get(key).is_some() {
                 assert_eq!(before.get(key), after.get(key), "{key}");
             }
         }

@@ -175,11 +175,11 @@ fn inline_functions_cases() {
     ];
     for (text, outputs, fast, expected) in cases {
         let g = graph(text);
-        let result = inline_functions(&g, &keys(outputs), &ops(fast), None).unwrap();
+        let result = inline_functions(&g, &keys(outputs), &ops(fast)).unwrap();
         expected.assert_eq(&show_checked(&result));
         // What remains computes the same values.
-        let (before, after) = (Evaluator::new(&g), Evaluator::new(&result.graph));
-        for (key, _) in result.graph.iter() {
+        let (before, after) = (Evaluator::new(&g), Evaluator::new(&result));
+        for (key, _) in result.iter() {
             if g.get(key).is_some() && !text.contains("nohash") {
                 assert_eq!(before.get(key), after.get(key), "{key}");
             }
@@ -199,9 +199,9 @@ fn no_fast_ops_returns_the_graph_unchanged() {
         y = '1'
         ",
     );
-    let unchanged = inline_functions(&g, &[], &[], None).unwrap();
-    assert_eq!(unchanged.graph, g);
-    let inlined = inline_functions(&g, &[], &ops(&["func2"]), None).unwrap();
+    let unchanged = inline_functions(&g, &[], &[]).unwrap();
+    assert_eq!(unchanged, g);
+    let inlined = inline_functions(&g, &[], &ops(&["func2"])).unwrap();
     expect![[r#"
         d = func(y)
         out = func(func2(x), d)
@@ -212,7 +212,7 @@ fn no_fast_ops_returns_the_graph_unchanged() {
     let out = key("out");
     assert_eq!(
         Evaluator::new(&g).get(&out),
-        Evaluator::new(&inlined.graph).get(&out)
+        Evaluator::new(&inlined).get(&out)
     );
 }
 
@@ -225,8 +225,8 @@ fn an_opaque_dependent_blocks_inlining() {
     g.insert_opaque("bar", vec![key("foo")]).unwrap();
     g.insert("baz", common::term("bar")).unwrap();
     for fast in [&[][..], &["func"]] {
-        let result = inline_functions(&g, &keys(&["baz"]), &ops(fast), None).unwrap();
-        assert_eq!(result.graph, g);
+        let result = inline_functions(&g, &keys(&["baz"]), &ops(fast)).unwrap();
+        assert_eq!(result, g);
     }
 }
 
@@ -236,7 +236,7 @@ fn a_task_with_an_opaque_dependent_is_not_inlined() {
     // cannot take a value either.
     let mut g = graph("x = 1\ni = inc(x)\nj = inc(x)\nout = add(i, j)");
     g.insert_opaque("o", vec![key("i")]).unwrap();
-    let result = inline_functions(&g, &keys(&["out", "o"]), &ops(&["inc"]), None).unwrap();
+    let result = inline_functions(&g, &keys(&["out", "o"]), &ops(&["inc"])).unwrap();
     expect![[r#"
         i = inc(x)
         o = <opaque>(i)
@@ -259,25 +259,21 @@ fn long_chains_of_cheap_ops_stay_bounded() {
     let chain = graph_core::generate::chain(20_000);
     let last = chain.keys().last().unwrap().clone();
     let fast = ops(&["inc"]);
-    let inlined = inline_functions(&chain, std::slice::from_ref(&last), &fast, None).unwrap();
+    let inlined = inline_functions(&chain, std::slice::from_ref(&last), &fast).unwrap();
     assert!(
-        inlined.graph.len() > 20_000 / MAX_INLINED_TERM,
+        inlined.len() > 20_000 / MAX_INLINED_TERM,
         "{} tasks",
-        inlined.graph.len()
+        inlined.len()
     );
-    assert!(
-        inlined.graph.len() < 20_000 / 16,
-        "{} tasks",
-        inlined.graph.len()
-    );
-    for (_, task) in inlined.graph.iter() {
+    assert!(inlined.len() < 20_000 / 16, "{} tasks", inlined.len());
+    for (_, task) in inlined.iter() {
         assert!(task.body.term().unwrap().size() <= MAX_INLINED_TERM + 1);
     }
     let small = graph_core::generate::chain(300);
     let small_last = small.keys().last().unwrap().clone();
-    let inlined = inline_functions(&small, std::slice::from_ref(&small_last), &fast, None).unwrap();
+    let inlined = inline_functions(&small, std::slice::from_ref(&small_last), &fast).unwrap();
     assert_eq!(
-        Evaluator::new(&inlined.graph).get(&small_last),
+        Evaluator::new(&inlined).get(&small_last),
         Evaluator::new(&small).get(&small_last)
     );
 }

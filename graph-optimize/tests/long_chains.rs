@@ -48,7 +48,7 @@ fn by_default_fused_terms_nest_at_most_the_default_depth() {
     };
     let (optimized, report) = optimize(&graph, &config).unwrap();
     assert_eq!(report.passes[2].tasks_after, 313);
-    let deepest = deepest(&optimized.graph) - 1; // `nesting` counts the reference
+    let deepest = deepest(&optimized) - 1; // `nesting` counts the reference
     assert!(deepest <= DEFAULT_MAX_DEPTH, "{deepest}");
     assert!(deepest > DEFAULT_MAX_DEPTH - MAX_INLINED_TERM, "{deepest}");
 }
@@ -69,8 +69,8 @@ fn a_long_chain_of_cheap_ops_builds_deep_terms_without_deep_recursion() {
     // inline_functions leaves every 64th task (its terms are capped), and
     // fuse joins up to 40 of those into one task.
     assert_eq!(report.passes[2].tasks_after, 313);
-    assert_eq!(optimized.graph.len(), 8);
-    let deepest = deepest(&optimized.graph);
+    assert_eq!(optimized.len(), 8);
+    let deepest = deepest(&optimized);
     assert!(deepest > 2_000, "{deepest}");
     let (owned, _) = optimize_owned(graph, &config).unwrap();
     assert_eq!(owned, optimized);

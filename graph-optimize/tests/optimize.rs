@@ -28,7 +28,7 @@ fn the_word_count_story_one_pass_at_a_time() {
         val2 = 'apple'
         words = 'apple orange apple pear orange pear pear'
     "#]].assert_eq(&show_checked(&culled));
-    let inlined = inline(&culled.graph, &[], true, Some(&culled.dependencies)).unwrap();
+    let inlined = inline(&culled, &[], true).unwrap();
     expect![[r#"
         count1 = count('apple orange apple pear orange pear pear', 'orange')
         count2 = count('apple orange apple pear orange pear pear', 'apple')
@@ -42,8 +42,7 @@ fn the_word_count_story_one_pass_at_a_time() {
         words = 'apple orange apple pear orange pear pear'
     "#]].assert_eq(&show_checked(&inlined));
     let fast = [Op::new("len"), Op::new("split")];
-    let cheap =
-        inline_functions(&inlined.graph, &outputs, &fast, Some(&inlined.dependencies)).unwrap();
+    let cheap = inline_functions(&inlined, &outputs, &fast).unwrap();
     expect![[r#"
         count1 = count('apple orange apple pear orange pear pear', 'orange')
         count2 = count('apple orange apple pear orange pear pear', 'apple')
@@ -55,12 +54,7 @@ fn the_word_count_story_one_pass_at_a_time() {
         val2 = 'apple'
         words = 'apple orange apple pear orange pear pear'
     "#]].assert_eq(&show_checked(&cheap));
-    let fused = fuse(
-        &cheap.graph,
-        &FuseConfig::default(),
-        Some(&cheap.dependencies),
-    )
-    .unwrap();
+    let fused = fuse(&cheap, &FuseConfig::default()).unwrap();
     expect![[r#"
         count1-format1-print1 = identity(format('word list has {} occurrences of {}, out of {} words', count('apple orange apple pear orange pear pear', 'orange'), 'orange', len(split('apple orange apple pear orange pear pear'))))
         count2-format2-print2 = identity(format('word list has {} occurrences of {}, out of {} words', count('apple orange apple pear orange pear pear', 'apple'), 'apple', len(split('apple orange apple pear orange pear pear'))))
@@ -70,7 +64,7 @@ fn the_word_count_story_one_pass_at_a_time() {
         val2 = 'apple'
         words = 'apple orange apple pear orange pear pear'
     "#]].assert_eq(&show_checked(&fused));
-    let (before, after) = (Evaluator::new(&graph), Evaluator::new(&fused.graph));
+    let (before, after) = (Evaluator::new(&graph), Evaluator::new(&fused));
     for key in &outputs {
         assert_eq!(before.get(key), after.get(key));
     }
@@ -104,7 +98,7 @@ fn the_word_count_story_as_a_pipeline() {
         .assert_eq(&format!("{counts:?}"));
     assert_eq!(
         (report.tasks_before, report.tasks_after),
-        (14, optimized.graph.len())
+        (14, optimized.len())
     );
     let line = report.passes[0].to_string();
     assert!(

@@ -73,7 +73,7 @@ fn narrow_chains_coalesce_per_partition() {
     let out = key("out");
     assert_eq!(
         Evaluator::new(&g).get(&out),
-        Evaluator::new(&coalesced.graph).get(&out)
+        Evaluator::new(&coalesced).get(&out)
     );
 
     // A wide edge named by its keys splits as well; kept keys stay tasks.
