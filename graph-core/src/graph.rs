@@ -141,10 +141,12 @@ impl TaskGraph {
     /// # Errors
     ///
     /// [`Error::DuplicateKey`] if a task already has this key,
-    /// [`Error::TooLarge`] past `u32` ids, and [`Error::TooDeep`] for a term
-    /// or key that nests deeper than [`json::MAX_NESTING`](crate::json::MAX_NESTING)
-    /// levels (what no command could read back, and what recursive code
-    /// could not take).
+    /// [`Error::TooLarge`] past `u32` ids, and [`Error::TooDeep`] for a key
+    /// (the task's, or an opaque task's dependency) that nests deeper than
+    /// [`json::MAX_NESTING`](crate::json::MAX_NESTING) levels. A term may nest
+    /// deeper (every walk of a term copes with any depth); writing it is then
+    /// refused ([`json::write`](crate::json::write)), so that no file holds
+    /// what no command could read back.
     pub fn insert(&mut self, key: impl Into<Key>, term: Term) -> Result<NodeId, Error> {
         self.insert_task(key.into(), Task::new(term))
     }
@@ -170,8 +172,10 @@ impl TaskGraph {
                 count: self.tasks.len() + 1,
             });
         }
+        // The term is not walked here (that would read every body a pass
+        // builds a second time); `json::write` measures it.
         let levels = match &task.body {
-            Body::Term(term) => term.levels(),
+            Body::Term(_) => 0,
             Body::Opaque(deps) => deps.iter().map(Key::nesting).max().unwrap_or(0),
         }
         .max(key.nesting());

@@ -74,7 +74,17 @@ impl Key {
 
     /// How many tuples the key nests, one inside the next: `0` for a string
     /// or a number, `1` for `('x', 0)`, `2` for `('x', (0, 1))`.
+    #[inline]
     pub fn nesting(&self) -> usize {
+        // The common keys, a name or a flat tuple, without a stack.
+        match self {
+            Key::Str(_) | Key::Int(_) | Key::Float(_) => 0,
+            Key::Tuple(parts) if !parts.iter().any(|part| matches!(part, Key::Tuple(_))) => 1,
+            Key::Tuple(_) => self.nesting_deep(),
+        }
+    }
+
+    fn nesting_deep(&self) -> usize {
         let mut deepest = 0;
         let mut stack = vec![(self, 0_usize)];
         while let Some((key, depth)) = stack.pop() {

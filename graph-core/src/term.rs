@@ -236,6 +236,9 @@ impl Term {
     /// assert_eq!(Term::key("x").nesting(), 0);
     /// ```
     pub fn nesting(&self) -> usize {
+        if let Some(nesting) = shallow_depth(self, SHALLOW, &|_| 0) {
+            return nesting;
+        }
         // An explicit stack: a term may nest deeper than a thread's stack.
         let mut deepest = 0;
         let mut stack = vec![(self, 0_usize)];
@@ -263,6 +266,9 @@ impl Term {
     /// assert_eq!(Term::lit(1).levels(), 0);
     /// ```
     pub fn levels(&self) -> usize {
+        if let Some(levels) = shallow_depth(self, SHALLOW, &|_key| 1) {
+            return levels;
+        }
         let mut deepest = 0;
         let mut stack = vec![(self, 0_usize)];
         while let Some((term, depth)) = stack.pop() {
@@ -276,6 +282,29 @@ impl Term {
             }
         }
         deepest
+    }
+}
+
+/// How deep the walks of a term recurse before they go on with a stack of
+/// their own: terms of this depth, nearly all, are walked without allocating,
+/// and no walk recurses further, however deep the term.
+const SHALLOW: u32 = 32;
+
+/// The depth of `term` in calls and lists (a reference counting
+/// `reference(key)`), by recursion at most `budget` levels deep; `None` if
+/// it goes deeper.
+fn shallow_depth(term: &Term, budget: u32, reference: &impl Fn(&Key) -> usize) -> Option<usize> {
+    match term {
+        Term::Lit(_) => Some(0),
+        Term::Ref(key) => Some(reference(key)),
+        Term::Call { args: items, .. } | Term::List(items) => {
+            let budget = budget.checked_sub(1)?;
+            let mut deepest = 0;
+            for item in items {
+                deepest = deepest.max(shallow_depth(item, budget, reference)?);
+            }
+            Some(1 + deepest)
+        }
     }
 }
 
@@ -303,31 +332,53 @@ impl<'a> Iterator for Refs<'a> {
 }
 
 impl fmt::Display for Term {
+    /// Written with a stack of its own: a term may nest deeper than a
+    /// thread's stack.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn write_items(f: &mut fmt::Formatter<'_>, items: &[Term]) -> fmt::Result {
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(", ")?;
+        enum Piece<'a> {
+            Term(&'a Term),
+            Text(&'static str),
+        }
+        let mut stack = vec![Piece::Term(self)];
+        while let Some(piece) = stack.pop() {
+            let term = match piece {
+                Piece::Text(text) => {
+                    f.write_str(text)?;
+                    continue;
                 }
-                write!(f, "{item}")?;
+                Piece::Term(term) => term,
+            };
+            let (items, close) = match term {
+                Term::Lit(value) => {
+                    write!(f, "{value}")?;
+                    continue;
+                }
+                Term::Ref(Key::Str(name)) => {
+                    f.write_str(name)?;
+                    continue;
+                }
+                Term::Ref(key) => {
+                    write!(f, "{key}")?;
+                    continue;
+                }
+                Term::Call { op, args } => {
+                    write!(f, "{op}(")?;
+                    (args, ")")
+                }
+                Term::List(items) => {
+                    f.write_str("[")?;
+                    (items, "]")
+                }
+            };
+            stack.push(Piece::Text(close));
+            for (i, item) in items.iter().enumerate().rev() {
+                stack.push(Piece::Term(item));
+                if i > 0 {
+                    stack.push(Piece::Text(", "));
+                }
             }
-            Ok(())
         }
-        match self {
-            Term::Lit(value) => write!(f, "{value}"),
-            Term::Ref(Key::Str(name)) => f.write_str(name),
-            Term::Ref(key) => write!(f, "{key}"),
-            Term::Call { op, args } => {
-                write!(f, "{op}(")?;
-                write_items(f, args)?;
-                f.write_str(")")
-            }
-            Term::List(items) => {
-                f.write_str("[")?;
-                write_items(f, items)?;
-                f.write_str("]")
-            }
-        }
+        Ok(())
     }
 }
 
@@ -342,15 +393,25 @@ impl From<Value> for Term {
 /// is copied directly.
 impl Clone for Term {
     fn clone(&self) -> Term {
-        match self {
-            Term::Lit(value) => Term::Lit(value.clone()),
-            Term::Ref(key) => Term::Ref(key.clone()),
-            Term::Call { args: items, .. } | Term::List(items) if items.iter().all(is_leaf) => {
-                let items = items.iter().map(shallow_clone).collect();
-                rebuild(self, items)
-            }
-            _ => clone_deep(self),
-        }
+        clone_bounded(self, SHALLOW)
+    }
+}
+
+/// A copy of `term` by recursion at most `budget` levels deep, the terms
+/// below copied with a stack of their own.
+fn clone_bounded(term: &Term, budget: u32) -> Term {
+    match term {
+        Term::Call { args: items, .. } | Term::List(items) => match budget.checked_sub(1) {
+            Some(budget) => rebuild(
+                term,
+                items
+                    .iter()
+                    .map(|item| clone_bounded(item, budget))
+                    .collect(),
+            ),
+            None => clone_deep(term),
+        },
+        leaf => shallow_clone(leaf),
     }
 }
 
@@ -412,38 +473,65 @@ fn clone_deep(root: &Term) -> Term {
 /// references, compared with a stack of their own.
 impl PartialEq for Term {
     fn eq(&self, other: &Term) -> bool {
-        let mut stack = vec![(self, other)];
-        while let Some(pair) = stack.pop() {
-            match pair {
-                (Term::Lit(a), Term::Lit(b)) if a == b => {}
-                (Term::Ref(a), Term::Ref(b)) if a == b => {}
-                (Term::Call { op: a, args: x }, Term::Call { op: b, args: y })
-                    if a == b && x.len() == y.len() =>
-                {
-                    stack.extend(x.iter().zip(y));
-                }
-                (Term::List(x), Term::List(y)) if x.len() == y.len() => {
-                    stack.extend(x.iter().zip(y))
-                }
-                _ => return false,
-            }
-        }
-        true
+        eq_bounded(self, other, SHALLOW)
     }
 }
 
-/// Dropping a term takes apart the calls and lists it holds with a stack of
-/// its own, so that a term nested however deep (one a rewrite grew past the
-/// limit, say) is freed without recursion.
+/// Whether two terms are equal, compared by recursion at most `budget`
+/// levels deep, the terms below with a stack of their own.
+fn eq_bounded(a: &Term, b: &Term, budget: u32) -> bool {
+    match (a, b) {
+        (Term::Lit(a), Term::Lit(b)) => a == b,
+        (Term::Ref(a), Term::Ref(b)) => a == b,
+        (Term::Call { op: p, args: x }, Term::Call { op: q, args: y }) if p != q => false,
+        (Term::Call { args: x, .. }, Term::Call { args: y, .. })
+        | (Term::List(x), Term::List(y)) => {
+            x.len() == y.len()
+                && match budget.checked_sub(1) {
+                    Some(budget) => x.iter().zip(y).all(|(a, b)| eq_bounded(a, b, budget)),
+                    None => eq_deep(a, b),
+                }
+        }
+        _ => false,
+    }
+}
+
+fn eq_deep(a: &Term, b: &Term) -> bool {
+    let mut stack = vec![(a, b)];
+    while let Some(pair) = stack.pop() {
+        match pair {
+            (Term::Lit(a), Term::Lit(b)) if a == b => {}
+            (Term::Ref(a), Term::Ref(b)) if a == b => {}
+            (Term::Call { op: a, args: x }, Term::Call { op: b, args: y })
+                if a == b && x.len() == y.len() =>
+            {
+                stack.extend(x.iter().zip(y));
+            }
+            (Term::List(x), Term::List(y)) if x.len() == y.len() => stack.extend(x.iter().zip(y)),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Dropping a term recurses into the calls and lists it holds at most
+/// [`SHALLOW`] levels deep (a count kept per thread); below that it takes
+/// them apart with a stack of its own, so that a term nested however deep
+/// (one a rewrite grew past the limit, say) is freed without deep recursion.
 impl Drop for Term {
     fn drop(&mut self) {
         let (Term::Call { args: items, .. } | Term::List(items)) = self else {
             return;
         };
-        if items
-            .iter()
-            .all(|item| matches!(item, Term::Lit(_) | Term::Ref(_)))
-        {
+        if items.iter().all(is_leaf) {
+            return;
+        }
+        let depth = DROP_DEPTH.get();
+        if depth < SHALLOW {
+            DROP_DEPTH.set(depth + 1);
+            // Each item drops through this function, one level deeper.
+            drop(std::mem::take(items));
+            DROP_DEPTH.set(depth);
             return;
         }
         let mut stack: Vec<Term> = std::mem::take(items);
@@ -453,4 +541,10 @@ impl Drop for Term {
             }
         }
     }
+}
+
+thread_local! {
+    /// How many drops of terms are under way on this thread, one inside the
+    /// next.
+    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }

@@ -2,7 +2,7 @@
 //! that fails half way keeps the old file, a byte order mark is no problem,
 //! terms nested past the limit are refused when built, not only when read.
 
-use graph_core::{Error, TaskGraph, Term, Value, json};
+use graph_core::{Error, Key, TaskGraph, Term, Value, json};
 
 #[test]
 fn a_failed_write_keeps_the_old_file_and_leaves_nothing_else() {
@@ -53,7 +53,7 @@ fn a_byte_order_mark_is_passed_over() {
 }
 
 #[test]
-fn terms_too_deep_are_refused_when_built() {
+fn terms_too_deep_are_refused_when_written() {
     // Dropping, comparing and writing a term this deep recurse, which a
     // 2 MiB stack holds in release builds but not in this unoptimized one.
     std::thread::Builder::new()
@@ -71,18 +71,66 @@ fn too_deep() {
     }
     let mut graph = TaskGraph::new();
     graph.insert("x", Term::lit(0)).unwrap();
-    let err = graph.insert("deep", term).unwrap_err();
+    // A graph in memory may hold it; a file may not.
+    graph.insert("deep", term).unwrap();
+    let err = json::to_string(&graph).unwrap_err();
     assert!(matches!(err, Error::TooDeep { levels: 8193, .. }), "{err}");
     assert_eq!(
         err.to_string(),
         "task 'deep': its term or key nests 8193 levels deep, more than the limit of 8192"
     );
-    // One level less is taken, and written and read back.
+    // One level less is written and read back.
     let mut term = Term::key("x");
     for _ in 1..json::MAX_NESTING {
         term = Term::call("inc", [term]);
     }
+    graph.retain(|_, key, _| *key != Key::from("deep"));
     graph.insert("deepest", term).unwrap();
     let text = json::to_string(&graph).unwrap();
     assert_eq!(json::from_slice(text.as_bytes()).unwrap(), graph);
+    // A key too deep is refused when built.
+    let mut key = Key::from("k");
+    for _ in 0..=json::MAX_NESTING {
+        key = Key::tuple([key]);
+    }
+    let err = graph.insert(key, Term::lit(0)).unwrap_err();
+    assert!(matches!(err, Error::TooDeep { levels: 8193, .. }), "{err}");
+}
+
+/// A term nested a million levels (deeper than any file may hold, but a
+/// program may build one) is measured, copied, compared and freed on a
+/// thread with a small stack: no walk recurses more than a few levels.
+#[test]
+fn walks_of_a_term_a_million_deep_fit_a_small_stack() {
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(|| {
+            let mut term = Term::key(("x", 0));
+            for i in 0..1_000_000 {
+                term = if i % 2 == 0 {
+                    Term::call("inc", [term, Term::lit(i)])
+                } else {
+                    Term::list([term])
+                };
+            }
+            assert_eq!(term.nesting(), 1_000_000);
+            assert_eq!(term.levels(), 1_000_002);
+            let copy = term.clone();
+            assert!(copy == term);
+            let mut other = Term::key(("x", 1));
+            for i in 0..1_000_000 {
+                other = if i % 2 == 0 {
+                    Term::call("inc", [other, Term::lit(i)])
+                } else {
+                    Term::list([other])
+                };
+            }
+            assert!(other != term);
+            let shown = term.to_string();
+            assert!(shown.starts_with("[inc([inc(") && shown.ends_with(", 999998)]"));
+            drop((term, copy, other));
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }

@@ -432,8 +432,9 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
 /// # Errors
 ///
 /// [`Error::NonFiniteFloat`] for a NaN or infinite float, which JSON cannot
-/// spell, and [`Error::Io`] when writing fails. Nothing is written past the
-/// task that holds such a float.
+/// spell, [`Error::TooDeep`] for a task that nests deeper than
+/// [`MAX_NESTING`] levels, which the reader would refuse, and [`Error::Io`]
+/// when writing fails. Nothing is written past such a task.
 ///
 /// # Example
 ///
@@ -458,6 +459,7 @@ pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
     let mut out = BufWriter::with_capacity(1 << 16, writer);
     write!(out, "{{\"format\":\"{FORMAT}\",\"tasks\":[")?;
     for (i, (key, task)) in graph.iter().enumerate() {
+        check_depth(key, task)?;
         check_finite(key, task)?;
         out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         serde_json::to_writer(&mut out, &TaskRecord { key, task }).map_err(io::Error::from)?;
@@ -476,6 +478,24 @@ pub fn to_string(graph: &TaskGraph) -> Result<String, Error> {
     let mut bytes = Vec::new();
     write(graph, &mut bytes)?;
     Ok(String::from_utf8(bytes).expect("serde_json writes UTF-8"))
+}
+
+/// Refuses a task that nests deeper than [`MAX_NESTING`] levels, which the
+/// reader would refuse (and which serializing would recurse through).
+fn check_depth(key: &Key, task: &Task) -> Result<(), Error> {
+    let levels = match &task.body {
+        Body::Term(term) => term.levels(),
+        Body::Opaque(deps) => deps.iter().map(Key::nesting).max().unwrap_or(0),
+    }
+    .max(key.nesting());
+    if levels > MAX_NESTING {
+        return Err(Error::TooDeep {
+            key: key.clone(),
+            levels,
+            limit: MAX_NESTING,
+        });
+    }
+    Ok(())
 }
 
 fn check_finite(key: &Key, task: &Task) -> Result<(), Error> {
