@@ -75,9 +75,10 @@ fn a_fused_long_chain_is_read_back_and_runs() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let run = taskgraph(&["run", output.to_str().unwrap(), "--json"], b"");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    // The chain counts up from 0, one `inc` per task.
+    // The chain counts up from 0, one `inc` per task (its constant head,
+    // inlined, stays in the graph as in dask, a leaf now).
     assert!(
-        run.stdout.contains(r#"[[["chain",1999],1999]]"#),
+        run.stdout.contains(r#"[["chain",1999],1999]"#),
         "{}",
         run.stdout
     );
@@ -119,5 +120,32 @@ fn bad_passes_and_keys_are_errors() {
     assert_eq!(
         run.stderr,
         "error: --keys: line 1, column 27: integer 18446744073709551616 does not fit in a signed 64-bit integer\n"
+    );
+}
+
+/// `optimize --passes inline` is dask's `inline`: the constants are
+/// substituted into the tasks that use them and stay in the graph
+/// (dask's `test_inline`).
+#[test]
+fn inline_keeps_the_constants_it_substitutes() {
+    let text = r#"{"format": "taskgraph-json/1", "tasks": [
+        {"key": "a", "task": 1},
+        {"key": "b", "task": {"call": "inc", "args": [{"ref": "a"}]}},
+        {"key": "c", "task": {"call": "inc", "args": [{"ref": "b"}]}},
+        {"key": "d", "task": {"call": "add", "args": [{"ref": "a"}, {"ref": "c"}]}}]}"#;
+    let run = taskgraph(
+        &["optimize", "-", "--passes", "inline", "-o", "-"],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        r#"{"format":"taskgraph-json/1","tasks":[
+{"key":"a","task":1},
+{"key":"b","task":{"call":"inc","args":[1]}},
+{"key":"c","task":{"call":"inc","args":[{"ref":"b"}]}},
+{"key":"d","task":{"call":"add","args":[1,{"ref":"c"}]}}
+]}
+"#
     );
 }

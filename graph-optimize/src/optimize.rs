@@ -151,9 +151,9 @@ impl fmt::Display for PassReport {
 /// handed the dependencies of the one before. Differs from dask: the passes
 /// share one dense state, so keys are resolved to node ids once and the
 /// output graph (which holds its references, as each pass's does) is built
-/// once; [`Pass::Inline`] is followed by dropping the
-/// tasks it made unneeded (dask keeps them until a later `cull`); the
-/// requested keys are protected in every pass.
+/// once; the requested keys are protected in every pass. As in dask, the
+/// tasks [`Pass::Inline`] substituted stay in the graph (a later
+/// [`Pass::Cull`] drops them).
 ///
 /// # Arguments
 ///
@@ -292,10 +292,7 @@ fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
         let tasks_before = work.len();
         match pass {
             Pass::Cull => cull_work(work, &requested),
-            Pass::Inline => {
-                inline_work(work, inline_set.clone(), config.inline_constants);
-                cull_work(work, &requested);
-            }
+            Pass::Inline => inline_work(work, inline_set.clone(), config.inline_constants),
             Pass::InlineFunctions => {
                 inline_functions_work(work, &requested_set, &config.fast_ops);
             }
