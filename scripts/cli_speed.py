@@ -2,8 +2,7 @@
 with dask's order on the same graph in the same run.
 
 Measured, each as a whole process (start-up, reading, writing) and the best
-of --repeat runs, with its peak resident memory (the process's own, from
-wait4):
+of --repeat runs, with its peak resident memory (by /usr/bin/time):
 
 1. `taskgraph order FILE --json -o OUT` on dask's map_overlap reduction
    (``da.random.random((SIZE, SIZE), chunks=(10, 10)).map_overlap(lambda a:
@@ -32,23 +31,25 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 
 
 def run_once(cmd):
     """Seconds and peak resident bytes of one run of `cmd` (output thrown
-    away); raises if it fails."""
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as null:
-        proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
+    away); raises if it fails. The peak is measured by /usr/bin/time in the
+    process it starts: the resource usage of a child of this process would
+    count this process's own memory, which the child shares until it execs."""
+    with tempfile.NamedTemporaryFile("r") as peak, open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], stdout=null, stderr=subprocess.PIPE
+        )
         seconds = time.perf_counter() - start
-        err = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
-    return seconds, usage.ru_maxrss * 1024
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')}")
+        kilobytes = int(peak.read().split()[-1])
+    return seconds, kilobytes * 1024
 
 
 def best(repeat, cmd):

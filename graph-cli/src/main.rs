@@ -92,9 +92,22 @@ fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    err.chain().any(is_broken_pipe_cause)
+}
+
+/// Whether an error is a write to a closed pipe, however it is wrapped: an
+/// I/O error itself, serde_json's, or graph-core's (which names the output).
+fn is_broken_pipe_cause(cause: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+        return io.kind() == BrokenPipe;
+    }
+    if let Some(json) = cause.downcast_ref::<serde_json::Error>() {
+        return json.io_error_kind() == Some(BrokenPipe);
+    }
+    match cause.downcast_ref::<graph_core::Error>() {
+        Some(graph_core::Error::Io(io)) => io.kind() == BrokenPipe,
+        Some(graph_core::Error::In { error, .. }) => is_broken_pipe_cause(error.as_ref()),
+        _ => false,
+    }
 }
