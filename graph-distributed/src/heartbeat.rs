@@ -146,13 +146,19 @@ impl Monitor {
     }
 
     /// Stops the heartbeats and waits for their threads (also on drop).
+    /// Closing the connections wakes the readers from their reads, and the
+    /// beating thread is woken from its wait: a run ends without waiting
+    /// out either.
     fn halt(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        for handle in self.threads.drain(..) {
-            let _ = handle.join();
-        }
         for peer in self.shared.peers.iter().flatten() {
             let _ = peer.stream.shutdown(Shutdown::Both);
+        }
+        for handle in &self.threads {
+            handle.thread().unpark();
+        }
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
         }
     }
 }
@@ -234,7 +240,8 @@ impl Shared {
                     });
                 }
             }
-            std::thread::sleep(interval.min(Duration::from_millis(50)));
+            // Woken early when the monitor stops.
+            std::thread::park_timeout(interval.min(Duration::from_millis(50)));
         }
     }
 
