@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
@@ -233,6 +233,7 @@ impl LocalExecutor {
                 error: None,
             }),
             wake: Condvar::new(),
+            progress: AtomicU64::new(0),
             slots: (0..graph.len()).map(|_| Mutex::new(Slot::Empty)).collect(),
             spill_dir: OnceLock::new(),
             batch: if n_threads == 1 {
@@ -294,6 +295,10 @@ impl LocalExecutor {
 /// The most tasks a worker takes at once; fewer where the window is narrow.
 const BATCH: usize = 4;
 
+/// How many times a worker with nothing to take looks for progress before
+/// it sleeps: a few microseconds.
+const SPINS: u32 = 512;
+
 /// How many tasks beyond the head of the order may run, besides a tenth of
 /// the order's pressure.
 const WINDOW_SLACK: usize = 8;
@@ -352,6 +357,10 @@ struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
     state: Mutex<State<'a>>,
     wake: Condvar,
+    /// Bumped, under the lock, whenever tasks are reported finished or the
+    /// run stops: what a worker with nothing to take watches for a moment
+    /// before it sleeps.
+    progress: AtomicU64,
     slots: Vec<Mutex<Slot<T>>>,
     /// The private directory spilled results go to, made on the first spill
     /// and removed (with what is in it) when the run ends.
@@ -375,6 +384,9 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         loop {
             {
                 let mut state = lock(&self.state);
+                if !done.is_empty() {
+                    self.progress.fetch_add(1, Ordering::Release);
+                }
                 for (node, bytes) in done.drain(..) {
                     if let Err(overflow) = state
                         .scheduler
@@ -425,6 +437,21 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         // graph's tasks gets here, and the checked
                         // topology rules that out.
                         unreachable!("a checked schedule always has a ready task");
+                    }
+                    // Trivial tasks finish within microseconds: watch for
+                    // progress a moment before sleeping, which costs two
+                    // system calls and a switch of threads.
+                    let seen = self.progress.load(Ordering::Acquire);
+                    drop(state);
+                    for _ in 0..SPINS {
+                        if self.progress.load(Ordering::Acquire) != seen {
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
+                    state = lock(&self.state);
+                    if self.progress.load(Ordering::Acquire) != seen || state.stop {
+                        continue;
                     }
                     state.idle += 1;
                     state = self

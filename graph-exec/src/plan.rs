@@ -15,6 +15,9 @@ use crate::{Error, OpFn, OpRegistry, Output, Request, TaskValue};
 /// level, and how much they add when less is left: terms nest up to
 /// [`MAX_NESTING`] levels, deeper than a thread's stack holds.
 const RED_ZONE: usize = 64 * 1024;
+/// How many levels of a term evaluation goes between checks of its stack
+/// (each level takes far less than `RED_ZONE / GROW_EVERY`).
+const GROW_EVERY: u32 = 16;
 const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// A term with its references resolved to nodes and its ops to indices.
@@ -200,19 +203,21 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         let expr = self.exprs[node.index()]
             .as_ref()
             .expect("only needed tasks are evaluated");
-        let value = self.eval_expr(expr, fetch, stack, times)?;
+        let value = self.eval_expr(expr, fetch, stack, times, 0)?;
         if value.nesting(MAX_NESTING) > MAX_NESTING {
             return Err(Failure::TooDeep);
         }
         Ok(value)
     }
 
+    /// [`Plan::eval`]'s walk of a term, `depth` calls and lists deep.
     fn eval_expr(
         &self,
         expr: &Expr<T>,
         fetch: &mut impl FnMut(NodeId) -> Option<T>,
         stack: &mut Vec<T>,
         times: &mut [OpTime],
+        depth: u32,
     ) -> Result<T, Failure> {
         match expr {
             Expr::Lit(value) => Ok(value.clone()),
@@ -220,7 +225,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             Expr::Call { op, args } => {
                 let base = stack.len();
                 for arg in args.iter() {
-                    let value = self.eval_nested(arg, fetch, stack, times)?;
+                    let value = self.eval_nested(arg, fetch, stack, times, depth)?;
                     stack.push(value);
                 }
                 let function = &self.ops[*op as usize].1;
@@ -247,7 +252,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             Expr::List(items) => {
                 let base = stack.len();
                 for item in items.iter() {
-                    let value = self.eval_nested(item, fetch, stack, times)?;
+                    let value = self.eval_nested(item, fetch, stack, times, depth)?;
                     stack.push(value);
                 }
                 Ok(T::from_list(stack.drain(base..).collect()))
@@ -255,22 +260,24 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         }
     }
 
-    /// [`Plan::eval_expr`] on an argument or item: terms nest up to
-    /// [`MAX_NESTING`] levels, so a nested one gets stack where it needs it.
+    /// [`Plan::eval_expr`] on an argument or item of a term `depth` levels
+    /// deep: terms nest up to [`MAX_NESTING`] levels, so every
+    /// [`GROW_EVERY`] levels the walk makes sure of room on the stack.
     fn eval_nested(
         &self,
         expr: &Expr<T>,
         fetch: &mut impl FnMut(NodeId) -> Option<T>,
         stack: &mut Vec<T>,
         times: &mut [OpTime],
+        depth: u32,
     ) -> Result<T, Failure> {
         match expr {
-            Expr::Call { .. } | Expr::List(_) => {
+            Expr::Call { .. } | Expr::List(_) if (depth + 1).is_multiple_of(GROW_EVERY) => {
                 stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
-                    self.eval_expr(expr, fetch, stack, times)
+                    self.eval_expr(expr, fetch, stack, times, depth + 1)
                 })
             }
-            Expr::Lit(_) | Expr::Input(_) => self.eval_expr(expr, fetch, stack, times),
+            _ => self.eval_expr(expr, fetch, stack, times, depth + 1),
         }
     }
 
@@ -315,7 +322,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
     pub(crate) fn bytes_of(&self, node: NodeId, value: &T) -> u64 {
         value
             .size_bytes()
-            .or(self.graph.task(node).size)
+            .or_else(|| self.graph.task(node).size)
             .unwrap_or(std::mem::size_of::<T>() as u64)
     }
 

@@ -213,34 +213,35 @@ impl TaskValue for Dynamic {
     /// bytes, counted once per value (shared parts count again).
     fn size_bytes(&self) -> Option<u64> {
         let item = std::mem::size_of::<Dynamic>() as u64;
-        let mut bytes = item;
-        let mut stack: Vec<&Dynamic> = vec![self];
-        while let Some(value) = stack.pop() {
-            match value {
-                Dynamic::Str(s) => bytes += s.len() as u64,
-                Dynamic::List(items) => {
-                    bytes += item * items.len() as u64;
-                    stack.extend(items.iter());
-                }
-                Dynamic::None | Dynamic::Bool(_) | Dynamic::Int(_) | Dynamic::Float(_) => {}
+        // Most results, a scalar or a string, without a stack.
+        match self {
+            Dynamic::None | Dynamic::Bool(_) | Dynamic::Int(_) | Dynamic::Float(_) => {
+                return Some(item);
             }
+            Dynamic::Str(s) => return Some(item + s.len() as u64),
+            Dynamic::List(items) if !items.iter().any(|item| matches!(item, Dynamic::List(_))) => {
+                let strings: u64 = items
+                    .iter()
+                    .map(|item| match item {
+                        Dynamic::Str(s) => s.len() as u64,
+                        _ => 0,
+                    })
+                    .sum();
+                return Some(item * (1 + items.len() as u64) + strings);
+            }
+            Dynamic::List(_) => {}
         }
-        Some(bytes)
+        Some(self.size_bytes_walked())
     }
 
     fn nesting(&self, limit: usize) -> usize {
-        let mut deepest = 0;
-        let mut stack: Vec<(&Dynamic, usize)> = vec![(self, 0)];
-        while let Some((value, depth)) = stack.pop() {
-            if let Dynamic::List(items) = value {
-                deepest = deepest.max(depth + 1);
-                if deepest > limit {
-                    break;
-                }
-                stack.extend(items.iter().map(|item| (item, depth + 1)));
-            }
+        // Most results, a scalar or a flat list, without a stack.
+        match self {
+            Dynamic::List(items) if items.iter().any(|item| matches!(item, Dynamic::List(_))) => {}
+            Dynamic::List(_) => return 1,
+            _ => return 0,
         }
-        deepest
+        self.nesting_walked(limit)
     }
 
     fn spill(&self, out: &mut dyn Write) -> Result<(), OpError> {
@@ -559,5 +560,69 @@ impl<'de> Deserialize<'de> for Tagged {
         }
 
         deserializer.deserialize_bytes(Bytes)
+    }
+}
+
+impl Dynamic {
+    /// [`TaskValue::size_bytes`] of any value, walked with a stack.
+    fn size_bytes_walked(&self) -> u64 {
+        let item = std::mem::size_of::<Dynamic>() as u64;
+        let mut bytes = item;
+        let mut stack: Vec<&Dynamic> = vec![self];
+        while let Some(value) = stack.pop() {
+            match value {
+                Dynamic::Str(s) => bytes += s.len() as u64,
+                Dynamic::List(items) => {
+                    bytes += item * items.len() as u64;
+                    stack.extend(items.iter());
+                }
+                Dynamic::None | Dynamic::Bool(_) | Dynamic::Int(_) | Dynamic::Float(_) => {}
+            }
+        }
+        bytes
+    }
+
+    /// [`TaskValue::nesting`] of any value, walked with a stack.
+    fn nesting_walked(&self, limit: usize) -> usize {
+        let mut deepest = 0;
+        let mut stack: Vec<(&Dynamic, usize)> = vec![(self, 0)];
+        while let Some((value, depth)) = stack.pop() {
+            if let Dynamic::List(items) = value {
+                deepest = deepest.max(depth + 1);
+                if deepest > limit {
+                    break;
+                }
+                stack.extend(items.iter().map(|item| (item, depth + 1)));
+            }
+        }
+        deepest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_nestings_taken_short_equal_the_walks() {
+        let s = |text: &str| Dynamic::Str(text.into());
+        let list = |items: Vec<Dynamic>| Dynamic::List(items.into());
+        let values = [
+            Dynamic::None,
+            Dynamic::Int(3),
+            s("twelve bytes"),
+            list(vec![]),
+            list(vec![Dynamic::Int(1), s("ab"), Dynamic::Float(0.5)]),
+            list(vec![list(vec![s("abc")]), Dynamic::Bool(true)]),
+            list(vec![list(vec![list(vec![])]), s("")]),
+        ];
+        for value in &values {
+            assert_eq!(
+                value.size_bytes(),
+                Some(value.size_bytes_walked()),
+                "{value}"
+            );
+            assert_eq!(value.nesting(8), value.nesting_walked(8), "{value}");
+        }
     }
 }
