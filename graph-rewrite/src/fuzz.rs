@@ -393,6 +393,32 @@ fn task_by_task(graph: &TaskGraph, rules: &RuleSet, strategy: RewriteStrategy) -
     }
 }
 
+/// `rewrite_rules_file`: any bytes are read as a rules file or refused with
+/// a one-line error; never a panic. A rules file read has one rule for each
+/// entry of its `"rules"` array, and reading it again gives the same rules.
+pub fn rules_file(data: &[u8]) {
+    match crate::rules_file::from_slice(data) {
+        Ok(rules) => {
+            let document: serde_json::Value =
+                serde_json::from_slice(data).expect("a rules file read is JSON");
+            let entries = document["rules"].as_array().map_or(0, Vec::len);
+            assert_eq!(rules.len(), entries, "a rule lost or made up");
+            let again = crate::rules_file::from_slice(data).expect("reads again");
+            let shown = |set: &RuleSet| -> Vec<String> {
+                set.rules().iter().map(ToString::to_string).collect()
+            };
+            assert_eq!(shown(&rules), shown(&again), "a second reading differs");
+        }
+        Err(error) => {
+            let message = error.to_string();
+            assert!(
+                !message.is_empty() && !message.contains('\n'),
+                "not one line: {message:?}"
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,31 +481,5 @@ mod tests {
             err.to_string(),
             "task ('f', 1): rewritten term refers to missing key ('g', 0)"
         );
-    }
-}
-
-/// `rewrite_rules_file`: any bytes are read as a rules file or refused with
-/// a one-line error; never a panic. A rules file read has one rule for each
-/// entry of its `"rules"` array, and reading it again gives the same rules.
-pub fn rules_file(data: &[u8]) {
-    match crate::rules_file::from_slice(data) {
-        Ok(rules) => {
-            let document: serde_json::Value =
-                serde_json::from_slice(data).expect("a rules file read is JSON");
-            let entries = document["rules"].as_array().map_or(0, Vec::len);
-            assert_eq!(rules.len(), entries, "a rule lost or made up");
-            let again = crate::rules_file::from_slice(data).expect("reads again");
-            let shown = |set: &RuleSet| -> Vec<String> {
-                set.rules().iter().map(ToString::to_string).collect()
-            };
-            assert_eq!(shown(&rules), shown(&again), "a second reading differs");
-        }
-        Err(error) => {
-            let message = error.to_string();
-            assert!(
-                !message.is_empty() && !message.contains('\n'),
-                "not one line: {message:?}"
-            );
-        }
     }
 }
