@@ -266,7 +266,7 @@ impl Term {
     /// assert_eq!(Term::lit(1).levels(), 0);
     /// ```
     pub fn levels(&self) -> usize {
-        if let Some(levels) = shallow_depth(self, SHALLOW, &|_key| 1) {
+        if let Some(levels) = shallow_depth(self, SHALLOW, &|key| 1 + key.nesting()) {
             return levels;
         }
         let mut deepest = 0;
