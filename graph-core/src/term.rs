@@ -515,7 +515,7 @@ fn eq_deep(a: &Term, b: &Term) -> bool {
 }
 
 /// Dropping a term recurses into the calls and lists it holds at most
-/// [`SHALLOW`] levels deep (a count kept per thread); below that it takes
+/// 32 levels deep (a count kept per thread); below that it takes
 /// them apart with a stack of its own, so that a term nested however deep
 /// (one a rewrite grew past the limit, say) is freed without deep recursion.
 impl Drop for Term {
