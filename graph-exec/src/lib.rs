@@ -31,6 +31,7 @@ pub mod fuzz;
 mod local;
 mod memory;
 mod plan;
+mod rank_set;
 mod registry;
 mod request;
 mod scheduler;

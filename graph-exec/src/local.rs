@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
@@ -179,7 +179,13 @@ impl LocalExecutor {
                 tasks: graph.len(),
             });
         }
-        let needed = sched.needed_by(&plan.outputs)?;
+        let needed: Cow<'_, [bool]> = match options.schedule {
+            Some(_) => Cow::Owned(sched.needed_by(&plan.outputs)?),
+            None => Cow::Borrowed(&plan.needed),
+        };
+        // The default order (a depth-first post-order numbering the needed
+        // tasks 0..m) is already the order one thread runs.
+        let default_order = options.priorities.is_none() && options.schedule.is_none();
         let priorities: Cow<'_, [u32]> = match options.priorities {
             Some(given) if given.len() != n_sched => {
                 return Err(Error::PriorityCount {
@@ -205,10 +211,14 @@ impl LocalExecutor {
         let (ranks, window) = if n_threads == 1 {
             (priorities, None)
         } else {
-            let ranks = run_order(&sched, &needed, &priorities);
+            let ranks = if default_order {
+                priorities
+            } else {
+                Cow::Owned(run_order(&sched, &needed, &priorities))
+            };
             let pressure = pressure_of(plan.topology, &sched, &needed, &ranks);
             let window = WINDOW_SLACK + pressure / 10;
-            (Cow::Owned(ranks), Some(window))
+            (ranks, Some(window))
         };
         let expected_bytes: Vec<Option<u64>> = match options.memory_limit {
             Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
@@ -233,7 +243,7 @@ impl LocalExecutor {
                 error: None,
             }),
             wake: Condvar::new(),
-            progress: AtomicU64::new(0),
+            startable: AtomicBool::new(false),
             slots: (0..graph.len()).map(|_| Mutex::new(Slot::Empty)).collect(),
             spill_dir: OnceLock::new(),
             batch: if n_threads == 1 {
@@ -307,11 +317,16 @@ const WINDOW_SLACK: usize = 8;
 /// pressure, as dask's diagnostics count it.
 fn pressure_of(data: &Topology, sched: &Topology, needed: &[bool], ranks: &[u32]) -> usize {
     let n_tasks = data.node_count();
-    let mut sequence: Vec<NodeId> = sched
-        .node_ids()
-        .filter(|node| needed[node.index()] && node.index() < n_tasks)
+    // `ranks` number the needed nodes 0..m: place each task at its rank.
+    let mut at: Vec<Option<NodeId>> = vec![None; needed.iter().filter(|&&n| n).count()];
+    for node in sched.node_ids().filter(|node| needed[node.index()]) {
+        at[ranks[node.index()] as usize] = Some(node);
+    }
+    let sequence: Vec<NodeId> = at
+        .into_iter()
+        .flatten()
+        .filter(|node| node.index() < n_tasks)
         .collect();
-    sequence.sort_unstable_by_key(|node| ranks[node.index()]);
     let mut readers: Vec<u32> = vec![0; n_tasks];
     for &node in &sequence {
         for dep in data.dependencies(node) {
@@ -357,10 +372,10 @@ struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
     state: Mutex<State<'a>>,
     wake: Condvar,
-    /// Bumped, under the lock, whenever tasks are reported finished or the
-    /// run stops: what a worker with nothing to take watches for a moment
+    /// Whether the scheduler had a task to start when the lock was last
+    /// let go: what a worker with nothing to take watches for a moment
     /// before it sleeps.
-    progress: AtomicU64,
+    startable: AtomicBool,
     slots: Vec<Mutex<Slot<T>>>,
     /// The private directory spilled results go to, made on the first spill
     /// and removed (with what is in it) when the run ends.
@@ -384,9 +399,6 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         loop {
             {
                 let mut state = lock(&self.state);
-                if !done.is_empty() {
-                    self.progress.fetch_add(1, Ordering::Release);
-                }
                 for (node, bytes) in done.drain(..) {
                     if let Err(overflow) = state
                         .scheduler
@@ -438,19 +450,23 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         // topology rules that out.
                         unreachable!("a checked schedule always has a ready task");
                     }
-                    // Trivial tasks finish within microseconds: watch for
-                    // progress a moment before sleeping, which costs two
-                    // system calls and a switch of threads.
-                    let seen = self.progress.load(Ordering::Acquire);
+                    // Trivial tasks finish within microseconds: watch a
+                    // moment for a task to become startable before sleeping,
+                    // which costs two system calls and a switch of threads.
+                    // Watching a flag rather than the lock leaves the lock
+                    // to the workers that have tasks (a chain runs on one
+                    // worker without the other taking the lock after each
+                    // task).
+                    self.startable.store(false, Ordering::Relaxed);
                     drop(state);
                     for _ in 0..SPINS {
-                        if self.progress.load(Ordering::Acquire) != seen {
+                        if self.startable.load(Ordering::Acquire) {
                             break;
                         }
                         std::hint::spin_loop();
                     }
                     state = lock(&self.state);
-                    if self.progress.load(Ordering::Acquire) != seen || state.stop {
+                    if state.scheduler.has_next() || state.stop {
                         continue;
                     }
                     state.idle += 1;
@@ -460,7 +476,9 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         .unwrap_or_else(PoisonError::into_inner);
                     state.idle -= 1;
                 }
-                if state.idle > 0 && state.scheduler.has_next() {
+                let startable = state.scheduler.has_next();
+                self.startable.store(startable, Ordering::Release);
+                if startable && state.idle > 0 {
                     self.wake.notify_one();
                 }
             }

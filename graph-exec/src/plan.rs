@@ -85,6 +85,8 @@ pub(crate) struct Plan<'g, T> {
     pub(crate) is_output: Vec<bool>,
     /// Per node: how many needed tasks use its result.
     pub(crate) data_dependents: Vec<u32>,
+    /// Per node: whether the request needs it.
+    pub(crate) needed: Vec<bool>,
     pub(crate) n_needed: usize,
 }
 
@@ -156,6 +158,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             outputs,
             is_output,
             data_dependents,
+            needed,
             n_needed,
         })
     }

@@ -9,6 +9,8 @@ use std::collections::BinaryHeap;
 use fixedbitset::FixedBitSet;
 use graph_core::{Dag, NodeId, Topology};
 
+use crate::rank_set::RankSet;
+
 /// Which tasks one executor runs, and in what order it prefers them.
 ///
 /// `Scheduler::new` takes this plain description; the executor decides it
@@ -137,7 +139,7 @@ pub struct Scheduler<'t> {
     /// Per task: the size of its result while it is held.
     bytes: Vec<u64>,
     /// Ready nodes as `rank << 32 | node`, lowest first.
-    ready: BinaryHeap<Reverse<u64>>,
+    ready: Ready,
     /// Nodes of this executor that have not finished.
     left: usize,
     running: usize,
@@ -216,7 +218,7 @@ impl<'t> Scheduler<'t> {
         runs.extend((0..n_sched).filter(|&i| needed[i] && mine.is_none_or(|mine| mine[i])));
         let mut pending = vec![0_u32; n_sched];
         let mut readers = vec![0_u32; n_tasks];
-        let mut ready = BinaryHeap::new();
+        let mut ready = Ready::new(&runs, ranks);
         for i in runs.ones() {
             let node = NodeId::new(i);
             pending[i] = sched
@@ -230,7 +232,7 @@ impl<'t> Scheduler<'t> {
                 }
             }
             if pending[i] == 0 {
-                ready.push(Reverse(rank_of(ranks, node)));
+                ready.push(rank_of(ranks, node));
             }
         }
         let left = runs.count_ones(..);
@@ -287,7 +289,7 @@ impl<'t> Scheduler<'t> {
     /// [`Overflow`] when a task's inputs and expected result do not fit the
     /// limit even with everything else spilled.
     pub fn start_next(&mut self, spill: &mut Vec<NodeId>) -> Result<Option<NodeId>, Overflow> {
-        let Some(&Reverse(key)) = self.ready.peek() else {
+        let Some(key) = self.ready.peek() else {
             return Ok(None);
         };
         if !self.window_allows(key) {
@@ -303,7 +305,7 @@ impl<'t> Scheduler<'t> {
         // for every candidate past the first (each is beyond the head).
         let mut passed: Vec<u64> = Vec::new();
         let mut chosen = None;
-        while let Some(&Reverse(key)) = self.ready.peek() {
+        while let Some(key) = self.ready.peek() {
             if passed.len() >= LOOKAHEAD || (!passed.is_empty() && !self.window_allows(key)) {
                 break;
             }
@@ -315,7 +317,9 @@ impl<'t> Scheduler<'t> {
             }
             passed.push(key);
         }
-        self.ready.extend(passed.iter().map(|&key| Reverse(key)));
+        for &key in &passed {
+            self.ready.push(key);
+        }
         if let Some(key) = chosen {
             self.start(key);
             return Ok(Some(NodeId::from_u32(key as u32)));
@@ -325,7 +329,7 @@ impl<'t> Scheduler<'t> {
         if self.running > 0 {
             return Ok(None);
         }
-        let Reverse(key) = self.ready.pop().expect("a ready task was looked at");
+        let key = self.ready.pop().expect("a ready task was looked at");
         let node = NodeId::from_u32(key as u32);
         let need = self.need(node);
         let memory = self.memory.as_ref().expect("under a memory limit");
@@ -333,7 +337,7 @@ impl<'t> Scheduler<'t> {
         self.spill_down_to(room, Some(node), spill);
         if self.held_bytes > room {
             let limit = self.memory.as_ref().expect("under a memory limit").limit;
-            self.ready.push(Reverse(key));
+            self.ready.push(key);
             return Err(Overflow {
                 node,
                 bytes: self.held_bytes + need,
@@ -562,7 +566,7 @@ impl<'t> Scheduler<'t> {
             if self.runs.contains(i) {
                 self.pending[i] -= 1;
                 if self.pending[i] == 0 {
-                    self.ready.push(Reverse(rank_of(&self.ranks, dependent)));
+                    self.ready.push(rank_of(&self.ranks, dependent));
                 }
             }
         }
@@ -641,9 +645,7 @@ impl<'t> Scheduler<'t> {
 
     /// Whether [`Scheduler::start_next`] may give a node now.
     pub fn has_next(&self) -> bool {
-        self.ready
-            .peek()
-            .is_some_and(|&Reverse(key)| self.window_allows(key))
+        self.ready.peek().is_some_and(|key| self.window_allows(key))
     }
 
     /// Nodes given out by [`Scheduler::start_next`] that have not finished.
@@ -679,6 +681,92 @@ impl<'t> Scheduler<'t> {
     }
 }
 
+/// The ready nodes, as `rank << 32 | node`, lowest first.
+#[derive(Clone, Debug)]
+enum Ready {
+    /// Ranks that tie or spread far beyond the node count.
+    Heap(BinaryHeap<Reverse<u64>>),
+    /// Distinct ranks below a small bound (an order's positions, say): a
+    /// [`RankSet`] of them, and the node of each.
+    Ranked { set: RankSet, node_at: Vec<u32> },
+}
+
+impl Ready {
+    /// An empty set for the nodes in `runs`, ranked by `ranks`.
+    fn new(runs: &FixedBitSet, ranks: &[u32]) -> Ready {
+        let bound = runs.len() + 64;
+        let mut node_at = Vec::new();
+        for i in runs.ones() {
+            let rank = ranks[i] as usize;
+            if rank >= bound {
+                return Ready::Heap(BinaryHeap::new());
+            }
+            if rank >= node_at.len() {
+                node_at.resize(rank + 1, u32::MAX);
+            }
+            if node_at[rank] != u32::MAX {
+                return Ready::Heap(BinaryHeap::new());
+            }
+            node_at[rank] = i as u32;
+        }
+        Ready::Ranked {
+            set: RankSet::new(node_at.len()),
+            node_at,
+        }
+    }
+
+    fn push(&mut self, key: u64) {
+        match self {
+            Ready::Heap(heap) => heap.push(Reverse(key)),
+            Ready::Ranked { set, .. } => set.insert((key >> 32) as usize),
+        }
+    }
+
+    fn peek(&self) -> Option<u64> {
+        match self {
+            Ready::Heap(heap) => heap.peek().map(|&Reverse(key)| key),
+            Ready::Ranked { set, node_at } => set
+                .first()
+                .map(|rank| ((rank as u64) << 32) | u64::from(node_at[rank])),
+        }
+    }
+
+    fn pop(&mut self) -> Option<u64> {
+        match self {
+            Ready::Heap(heap) => heap.pop().map(|Reverse(key)| key),
+            Ready::Ranked { set, node_at } => {
+                let rank = set.first()?;
+                set.remove(rank);
+                Some(((rank as u64) << 32) | u64::from(node_at[rank]))
+            }
+        }
+    }
+}
+
+/// The needed nodes by `priorities`, ties by node id: placed straight by
+/// priority where the priorities are distinct and below the node count plus a
+/// little (an order's positions are), else sorted.
+fn by_priority(needed: &[bool], priorities: &[u32]) -> Vec<u32> {
+    let n = needed.len();
+    let bound = n + 64;
+    let mut at = vec![u32::MAX; bound];
+    let mut placed = 0_usize;
+    for i in (0..n).filter(|&i| needed[i]) {
+        let p = priorities[i] as usize;
+        if p >= bound || at[p] != u32::MAX {
+            let mut by: Vec<u32> = (0..n as u32).filter(|&i| needed[i as usize]).collect();
+            by.sort_unstable_by_key(|&i| (priorities[i as usize], i));
+            return by;
+        }
+        at[p] = i as u32;
+        placed += 1;
+    }
+    let mut by = at;
+    by.retain(|&i| i != u32::MAX);
+    debug_assert_eq!(by.len(), placed);
+    by
+}
+
 fn rank_of(ranks: &[u32], node: NodeId) -> u64 {
     (u64::from(ranks[node.index()]) << 32) | u64::from(node.as_u32())
 }
@@ -704,9 +792,7 @@ pub fn run_order(sched: &Topology, needed: &[bool], priorities: &[u32]) -> Vec<u
                 .all(|dep| (priorities[dep.index()], dep) < (priorities[node.index()], &node))
     });
     if topological {
-        let mut by: Vec<u32> = (0..n as u32).filter(|&i| needed[i as usize]).collect();
-        by.sort_unstable_by_key(|&i| (priorities[i as usize], i));
-        for (r, &i) in by.iter().enumerate() {
+        for (r, i) in by_priority(needed, priorities).into_iter().enumerate() {
             rank[i as usize] = r as u32;
         }
         return rank;
