@@ -117,6 +117,16 @@ pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connec
 /// Per process, its two connections (data, heartbeat); none for this one.
 type Links = Vec<[Option<TcpStream>; 2]>;
 
+/// The shortest and the longest wait of the accepting loop between two
+/// looks for a new connection.
+const POLL_MIN: Duration = Duration::from_micros(50);
+const POLL_MAX: Duration = Duration::from_millis(2);
+
+/// The first and the longest wait before dialling a process that does not
+/// listen yet again.
+const REDIAL_MIN: Duration = Duration::from_micros(500);
+const REDIAL_MAX: Duration = Duration::from_millis(50);
+
 /// What one side of the connecting ended with: an error, or `None` when it
 /// stopped because the other side failed.
 type Ended = Option<Error>;
@@ -215,6 +225,7 @@ fn dial(
         })
     };
     let mut last: Option<HandshakeProblem> = None;
+    let mut redial = REDIAL_MIN;
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err(None);
@@ -238,7 +249,9 @@ fn dial(
         let attempt = resolve(address)
             .and_then(|socket| TcpStream::connect_timeout(&socket, left.min(HANDSHAKE_TIMEOUT)));
         let Ok(mut stream) = attempt else {
-            std::thread::sleep(Duration::from_millis(10));
+            // Not listening yet: try again soon, then less often.
+            std::thread::sleep(redial);
+            redial = (redial * 2).min(REDIAL_MAX);
             continue;
         };
         let hello = Hello {
@@ -310,8 +323,17 @@ fn accept_all(
             dropped.push(Stray { peer, problem });
         }
     };
+    // How long to wait for a handshake to finish before looking for a new
+    // connection again: nothing at first, growing while nothing happens.
+    let mut wait = Duration::ZERO;
     loop {
-        while let Ok((peer, result)) = receiver.try_recv() {
+        let mut next = if wait.is_zero() {
+            receiver.try_recv().ok()
+        } else {
+            receiver.recv_timeout(wait).ok()
+        };
+        while let Some((peer, result)) = next.take() {
+            next = receiver.try_recv().ok();
             match result {
                 Ok((process, channel, stream)) => {
                     links[process][channel as usize] = Some(stream);
@@ -357,6 +379,7 @@ fn accept_all(
         }
         match listener.accept() {
             Ok((stream, from)) => {
+                wait = Duration::ZERO;
                 let peer = from.to_string();
                 if pending.load(Ordering::SeqCst) >= MAX_PENDING {
                     drop(stream);
@@ -379,12 +402,16 @@ fn accept_all(
                     drop_one(from.to_string(), HandshakeProblem::Io(err));
                 }
             }
+            // Nothing to accept yet: wait for a handshake (or a little
+            // while), longer each time up to a few milliseconds, so that
+            // connections made together are taken within microseconds
+            // and a long wait costs little.
             Err(err) if handshake::is_timeout(&err) => {
-                std::thread::sleep(Duration::from_millis(2));
+                wait = (wait * 2).clamp(POLL_MIN, POLL_MAX);
             }
             // A connection that broke before it was accepted, or a shortage
             // of file descriptors: wait a little, and go on accepting.
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => wait = Duration::from_millis(10),
         }
     }
 }

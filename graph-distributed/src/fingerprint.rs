@@ -3,13 +3,18 @@
 //! nodes, the placement and the priorities), so that processes that would
 //! compute different things refuse to run together.
 
-use graph_core::{Body, Key, TaskGraph, Term, Value};
+use graph_core::{Body, Dag, Key, NodeId, TaskGraph, Term, Value};
 use sha2::{Digest, Sha256};
 
 use crate::Job;
 
 /// Tells this digest from any other made with the same hash.
-const DOMAIN: &[u8] = b"taskgraph job fingerprint 1\0";
+const DOMAIN: &[u8] = b"taskgraph job fingerprint 2\0";
+
+/// How many encoded bytes gather before they go into the hash: a graph's
+/// encoding is millions of pieces of a few bytes each, and the hash is fast
+/// only on long inputs.
+const CHUNK: usize = 64 * 1024;
 
 /// The digest of `job` on `graph`: the same in every process that runs the
 /// same job on the same graph, on any platform.
@@ -21,16 +26,38 @@ const DOMAIN: &[u8] = b"taskgraph job fingerprint 1\0";
 pub(crate) fn fingerprint(job: &Job, graph: &TaskGraph) -> [u8; 32] {
     let mut out = Encoder {
         hash: Sha256::new(),
+        buf: Vec::with_capacity(CHUNK + 64),
         terms: Vec::new(),
         keys: Vec::new(),
+        deps: &[],
+        next_dep: 0,
     };
+    // The run checked the graph; its topology is at hand.
+    let topology = graph.topology().ok();
     out.bytes(DOMAIN);
     out.u64(graph.len() as u64);
-    for (key, task) in graph.iter() {
+    for (i, (key, task)) in graph.iter().enumerate() {
         out.key(key);
         match &task.body {
             Body::Term(term) => {
                 out.tag(b'T');
+                // References meet a task's dependencies in the order of
+                // first reference: where no key is named twice, the n-th
+                // reference is the n-th dependency, written by its index
+                // (the keys themselves are all in the digest already)
+                // rather than by reading its key once more.
+                out.deps = match topology {
+                    Some(topology) => {
+                        let deps = topology.dependencies(NodeId::new(i));
+                        if count_refs(term, &mut out.terms) == deps.len() {
+                            deps
+                        } else {
+                            &[]
+                        }
+                    }
+                    None => &[],
+                };
+                out.next_dep = 0;
                 out.term(term);
             }
             Body::Opaque(deps) => {
@@ -43,6 +70,7 @@ pub(crate) fn fingerprint(job: &Job, graph: &TaskGraph) -> [u8; 32] {
         }
         out.option(task.size);
         out.option(task.cost.map(f64::to_bits));
+        out.check_chunk();
     }
     out.u64(job.outputs().len() as u64);
     for node in job.outputs() {
@@ -56,34 +84,80 @@ pub(crate) fn fingerprint(job: &Job, graph: &TaskGraph) -> [u8; 32] {
         }
         None => out.tag(0),
     }
+    out.flush();
     let mut digest = [0_u8; 32];
     digest.copy_from_slice(&out.hash.finalize());
     digest
 }
 
 /// Writes values into the hash unambiguously: every variable-length part is
-/// preceded by its length, every variant by a tag; numbers are little
-/// endian.
+/// preceded by its length (LEB128), every variant by a tag; numbers are
+/// little endian. The bytes gather in a buffer that goes into the hash a
+/// chunk at a time.
 struct Encoder<'g> {
     hash: Sha256,
+    buf: Vec<u8>,
     /// The explicit stacks of [`Encoder::term`] and [`Encoder::key`], kept
     /// between calls.
     terms: Vec<&'g Term>,
     keys: Vec<&'g Key>,
+    /// The dependencies of the task being written, when its references
+    /// are written by index: the n-th reference is `deps[n]`. Empty: by
+    /// key.
+    deps: &'g [NodeId],
+    next_dep: usize,
 }
 
 impl<'g> Encoder<'g> {
-    fn tag(&mut self, tag: u8) {
-        self.hash.update([tag]);
+    fn flush(&mut self) {
+        self.hash.update(&self.buf);
+        self.buf.clear();
     }
 
-    fn u64(&mut self, value: u64) {
-        self.hash.update(value.to_le_bytes());
+    /// Hands the buffer to the hash once it holds a chunk. Called after
+    /// each task and each long string, so that the buffer stays near a
+    /// chunk whatever the graph.
+    fn check_chunk(&mut self) {
+        if self.buf.len() >= CHUNK {
+            self.flush();
+        }
+    }
+
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+        self.check_chunk();
+    }
+
+    fn tag(&mut self, tag: u8) {
+        self.buf.push(tag);
+    }
+
+    /// A count or a length, in LEB128: one byte below 128.
+    fn u64(&mut self, mut value: u64) {
+        if value < 0x80 {
+            self.tag(value as u8);
+            return;
+        }
+        loop {
+            let low = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                self.buf.push(low);
+                return;
+            }
+            self.buf.push(low | 0x80);
+        }
+    }
+
+    /// A number whose bits all count (an int, a float's bits).
+    fn fixed(&mut self, bytes: [u8; 8]) {
+        self.buf.extend_from_slice(&bytes);
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
         self.u64(bytes.len() as u64);
-        self.hash.update(bytes);
+        self.put(bytes);
     }
 
     fn option(&mut self, value: Option<u64>) {
@@ -99,7 +173,7 @@ impl<'g> Encoder<'g> {
     fn u32s(&mut self, values: &[u32]) {
         self.u64(values.len() as u64);
         for value in values {
-            self.hash.update(value.to_le_bytes());
+            self.put(&value.to_le_bytes());
         }
     }
 
@@ -112,11 +186,11 @@ impl<'g> Encoder<'g> {
             }
             Value::Int(i) => {
                 self.tag(b'i');
-                self.hash.update(i.to_le_bytes());
+                self.fixed(i.to_le_bytes());
             }
             Value::Float(x) => {
                 self.tag(b'f');
-                self.u64(x.to_bits());
+                self.fixed(x.to_bits().to_le_bytes());
             }
             Value::Str(s) => {
                 self.tag(b's');
@@ -126,58 +200,127 @@ impl<'g> Encoder<'g> {
     }
 
     /// A term, in pre-order: each node's tag and its count of children
-    /// before the children.
+    /// before the children. A call or list of leaves (the common task) is
+    /// written straight; deeper ones go through the explicit stack.
     fn term(&mut self, term: &'g Term) {
         self.terms.push(term);
         while let Some(term) = self.terms.pop() {
-            match term {
-                Term::Lit(value) => {
-                    self.tag(b'L');
-                    self.value(value);
-                }
-                Term::Ref(key) => {
-                    self.tag(b'R');
-                    self.key(key);
+            let children = match term {
+                Term::Lit(_) | Term::Ref(_) => {
+                    self.leaf(term);
+                    continue;
                 }
                 Term::Call { op, args } => {
                     self.tag(b'C');
                     self.bytes(op.as_str().as_bytes());
-                    self.u64(args.len() as u64);
-                    self.terms.extend(args.iter().rev());
+                    args
                 }
                 Term::List(items) => {
                     self.tag(b'[');
-                    self.u64(items.len() as u64);
-                    self.terms.extend(items.iter().rev());
+                    items
                 }
+            };
+            self.u64(children.len() as u64);
+            if children.iter().all(is_leaf) {
+                for child in children {
+                    self.leaf(child);
+                }
+            } else {
+                self.terms.extend(children.iter().rev());
             }
         }
     }
 
+    /// A literal or a reference.
+    fn leaf(&mut self, term: &'g Term) {
+        match term {
+            Term::Lit(value) => {
+                self.tag(b'L');
+                self.value(value);
+            }
+            Term::Ref(key) => match self.deps.get(self.next_dep) {
+                Some(dep) => {
+                    self.next_dep += 1;
+                    self.tag(b'r');
+                    self.u64(u64::from(dep.as_u32()));
+                }
+                None => {
+                    self.tag(b'R');
+                    self.key(key);
+                }
+            },
+            Term::Call { .. } | Term::List(_) => unreachable!("only leaves are given"),
+        }
+    }
+
+    /// A key, in pre-order as a term. A string, or a tuple of strings and
+    /// numbers (most keys), is written straight; deeper tuples go through
+    /// the explicit stack.
     fn key(&mut self, key: &'g Key) {
+        match key {
+            Key::Tuple(parts) if parts.iter().all(|part| !matches!(part, Key::Tuple(_))) => {
+                self.tag(b't');
+                self.u64(parts.len() as u64);
+                for part in parts.iter() {
+                    self.scalar_key(part);
+                }
+                return;
+            }
+            Key::Tuple(_) => {}
+            scalar => {
+                self.scalar_key(scalar);
+                return;
+            }
+        }
         self.keys.push(key);
         while let Some(key) = self.keys.pop() {
             match key {
-                Key::Str(s) => {
-                    self.tag(b's');
-                    self.bytes(s.as_bytes());
-                }
-                Key::Int(i) => {
-                    self.tag(b'i');
-                    self.hash.update(i.to_le_bytes());
-                }
-                Key::Float(x) => {
-                    self.tag(b'f');
-                    self.u64(x.to_bits());
-                }
                 Key::Tuple(parts) => {
                     self.tag(b't');
                     self.u64(parts.len() as u64);
                     self.keys.extend(parts.iter().rev());
                 }
+                scalar => self.scalar_key(scalar),
             }
         }
     }
+
+    /// A string or number key (or part of a tuple key).
+    fn scalar_key(&mut self, key: &Key) {
+        match key {
+            Key::Str(s) => {
+                self.tag(b's');
+                self.bytes(s.as_bytes());
+            }
+            Key::Int(i) => {
+                self.tag(b'i');
+                self.fixed(i.to_le_bytes());
+            }
+            Key::Float(x) => {
+                self.tag(b'f');
+                self.fixed(x.to_bits().to_le_bytes());
+            }
+            Key::Tuple(_) => unreachable!("only scalars are given"),
+        }
+    }
+}
+
+/// The references in `term`, with `stack` (left empty) for its walk.
+fn count_refs<'g>(term: &'g Term, stack: &mut Vec<&'g Term>) -> usize {
+    let mut refs = 0;
+    stack.push(term);
+    while let Some(term) = stack.pop() {
+        match term {
+            Term::Lit(_) => {}
+            Term::Ref(_) => refs += 1,
+            Term::Call { args: items, .. } | Term::List(items) => stack.extend(items.iter()),
+        }
+    }
+    refs
+}
+
+fn is_leaf(term: &Term) -> bool {
+    matches!(term, Term::Lit(_) | Term::Ref(_))
 }
 
 #[cfg(test)]
