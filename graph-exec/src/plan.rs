@@ -20,12 +20,22 @@ const RED_ZONE: usize = 64 * 1024;
 const GROW_EVERY: u32 = 16;
 const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
-/// A term with its references resolved to nodes and its ops to indices.
+/// A term with its references resolved to nodes and its ops to indices. The
+/// arguments of a call and the items of a list are a run of the plan's
+/// arena ([`Plan::children`]): the terms of all tasks live in one vector,
+/// so compiling allocates nothing per term and freeing is one drop.
 pub(crate) enum Expr<T> {
     Lit(T),
     Input(NodeId),
-    Call { op: u32, args: Box<[Expr<T>]> },
-    List(Box<[Expr<T>]>),
+    Call { op: u32, args: Span },
+    List(Span),
+}
+
+/// A run of [`Plan::arena`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    start: usize,
+    len: usize,
 }
 
 /// Why evaluating a task failed, before it is given the task's key.
@@ -78,7 +88,10 @@ pub struct Stats {
 pub(crate) struct Plan<'g, T> {
     pub(crate) graph: &'g TaskGraph,
     pub(crate) topology: &'g Topology,
+    /// Per node: its task's compiled term, when the request needs it.
     pub(crate) exprs: Vec<Option<Expr<T>>>,
+    /// The arguments and items of every compiled term ([`Expr`]).
+    arena: Vec<Expr<T>>,
     pub(crate) ops: Vec<(Arc<str>, Arc<OpFn<T>>)>,
     /// The distinct requested nodes.
     pub(crate) outputs: Vec<NodeId>,
@@ -123,6 +136,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             missing: Vec::new(),
             deps: &[],
             next_dep: 0,
+            arena: Vec::new(),
         };
         let mut exprs = Vec::with_capacity(n_nodes);
         let mut data_dependents = vec![0_u32; n_nodes];
@@ -154,6 +168,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             graph,
             topology,
             exprs,
+            arena: compiler.arena,
             ops: compiler.ops,
             outputs,
             is_output,
@@ -227,7 +242,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             Expr::Input(node) => fetch(*node).ok_or(Failure::Unscheduled { input: *node }),
             Expr::Call { op, args } => {
                 let base = stack.len();
-                for arg in args.iter() {
+                for arg in self.children(*args) {
                     let value = self.eval_nested(arg, fetch, stack, times, depth)?;
                     stack.push(value);
                 }
@@ -254,13 +269,18 @@ impl<'g, T: TaskValue> Plan<'g, T> {
             }
             Expr::List(items) => {
                 let base = stack.len();
-                for item in items.iter() {
+                for item in self.children(*items) {
                     let value = self.eval_nested(item, fetch, stack, times, depth)?;
                     stack.push(value);
                 }
                 Ok(T::from_list(stack.drain(base..).collect()))
             }
         }
+    }
+
+    /// The arguments of a call or the items of a list.
+    fn children(&self, span: Span) -> &[Expr<T>] {
+        &self.arena[span.start..span.start + span.len]
     }
 
     /// [`Plan::eval_expr`] on an argument or item of a term `depth` levels
@@ -400,6 +420,8 @@ struct Compiler<'a, T> {
     deps: &'a [NodeId],
     /// How many of `deps` the references so far have named.
     next_dep: usize,
+    /// Where compiled arguments and items go ([`Plan::arena`]).
+    arena: Vec<Expr<T>>,
 }
 
 impl<T: TaskValue> Compiler<'_, T> {
@@ -431,12 +453,7 @@ impl<T: TaskValue> Compiler<'_, T> {
             }
             Term::Ref(target) => Expr::Input(self.resolve(target)),
             Term::Call { op, args } => {
-                let args = args
-                    .iter()
-                    .map(|arg| {
-                        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.compile(key, arg))
-                    })
-                    .collect::<Result<_, _>>()?;
+                let args = self.compile_all(key, args)?;
                 let op = match self.op_index.get(op.as_str()) {
                     Some(&index) => index,
                     None => match self.registry.get(op.as_str()) {
@@ -457,14 +474,28 @@ impl<T: TaskValue> Compiler<'_, T> {
                 };
                 Expr::Call { op, args }
             }
-            Term::List(items) => Expr::List(
-                items
-                    .iter()
-                    .map(|item| {
-                        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.compile(key, item))
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
+            Term::List(items) => Expr::List(self.compile_all(key, items)?),
         })
+    }
+
+    /// Compiles `terms` into a run of the arena: the run is set aside
+    /// first, so that each term's own arguments go after it.
+    fn compile_all(&mut self, key: &Key, terms: &[Term]) -> Result<Span, Error> {
+        let span = Span {
+            start: self.arena.len(),
+            len: terms.len(),
+        };
+        self.arena
+            .extend((0..terms.len()).map(|_| Expr::Input(NodeId::from_u32(0))));
+        for (slot, term) in (span.start..).zip(terms) {
+            let expr = match term {
+                Term::Call { .. } | Term::List(_) => {
+                    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.compile(key, term))?
+                }
+                Term::Lit(_) | Term::Ref(_) => self.compile(key, term)?,
+            };
+            self.arena[slot] = expr;
+        }
+        Ok(span)
     }
 }
