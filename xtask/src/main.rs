@@ -126,9 +126,11 @@ fn python_package() -> anyhow::Result<()> {
         attempt += 1;
         say(&format!("{err}; trying again ({attempt} of 3)"));
     }
+    let target = target_dir()?;
     run(
         cargo()
             .args(["build", "--quiet", "-p", "graph-cli"])
+            .env("CARGO_TARGET_DIR", &target)
             .current_dir(&root),
         "cargo build -p graph-cli",
     )?;
@@ -142,7 +144,12 @@ fn python_package() -> anyhow::Result<()> {
             "no:cacheprovider",
             "python/tests",
         ])
-        .env("TASKGRAPH", root.join("target/debug/taskgraph"))
+        .env(
+            "TASKGRAPH",
+            target
+                .join("debug")
+                .join(format!("taskgraph{}", std::env::consts::EXE_SUFFIX)),
+        )
         .current_dir(&root);
     // CI installs Chromium (.ci/run): there the browser test must run, not
     // skip; a developer's machine may lack it.
@@ -171,6 +178,15 @@ fn say(line: &str) {
 /// A `cargo` command: the one running this xtask.
 fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+}
+
+/// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to where the
+/// xtask runs, as cargo reads it) or the workspace's `target/`.
+fn target_dir() -> anyhow::Result<PathBuf> {
+    Ok(match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => std::env::current_dir()?.join(dir),
+        None => workspace_root().join("target"),
+    })
 }
 
 fn workspace_root() -> PathBuf {

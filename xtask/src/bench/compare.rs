@@ -286,10 +286,7 @@ fn venv(root: &Path) -> Result<PathBuf, String> {
 
 /// Builds the `taskgraph` binary in release mode; returns its path.
 fn build_taskgraph(root: &Path) -> anyhow::Result<PathBuf> {
-    let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => std::env::current_dir()?.join(dir),
-        None => root.join("target"),
-    };
+    let target_dir = crate::target_dir()?;
     say("== cargo build --release -p graph-cli");
     let built = cargo()
         .args(["build", "--release", "-p", "graph-cli"])
