@@ -100,8 +100,10 @@ pub struct RunOptions<'a> {
 /// It matches `dask.threaded.get` / `dask.local.get_async` in what it computes,
 /// returns and reports on failure.
 ///
-/// **Complexity**: O((V + E) log V) scheduling work plus the ops' own; O(V)
-/// memory beyond the results held.
+/// **Complexity**: O(V log₆₄ V + E) scheduling work with an order's
+/// priorities (or none), O((V + E) log V) with priorities that tie, plus the
+/// ops' own;
+/// O(V) memory beyond the results held.
 ///
 /// # Example
 ///

@@ -87,8 +87,11 @@ pub struct Overflow {
 /// counts memory pressure; a result no task of this executor reads is not
 /// counted (the executor may still keep it: a requested key, say).
 ///
-/// **Complexity**: O((V + E) log V) over a run; O(V) memory. Under a memory
-/// limit, each spill also ranks the results in memory by their next use.
+/// **Complexity**: O(V log₆₄ V + E) over a run where the ranks are distinct
+/// and below the node count (an order's positions: the ready tasks are then
+/// a bit set of a few levels, four at 10^6 tasks), O((V + E) log V)
+/// otherwise (a heap); O(V) memory. Under a memory limit, each spill also ranks the
+/// results in memory by their next use.
 ///
 /// # Example
 ///
@@ -780,7 +783,8 @@ fn rank_of(ranks: &[u32], node: NodeId) -> u64 {
 /// (a static order does), this is their order; otherwise it is the order a
 /// one-thread run would follow.
 ///
-/// **Complexity**: O(V log V + E).
+/// **Complexity**: O(V + E) where `priorities` are distinct and below the
+/// node count plus 64 and already topological; O(V log V + E) otherwise.
 pub fn run_order(sched: &Topology, needed: &[bool], priorities: &[u32]) -> Vec<u32> {
     let n = sched.node_count();
     let mut rank = vec![u32::MAX; n];
