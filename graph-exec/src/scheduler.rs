@@ -834,3 +834,54 @@ pub fn run_order(sched: &Topology, needed: &[bool], priorities: &[u32]) -> Vec<u
     }
     rank
 }
+
+#[cfg(test)]
+mod tests {
+    use graph_core::{NodeId, Topology};
+
+    use super::{Ready, Scheduler, SchedulerConfig};
+
+    /// Independent nodes come out lowest rank first, ties by node id,
+    /// whether the ranks are distinct (the bit set) or tie or spread far
+    /// (the heap).
+    #[test]
+    fn ready_nodes_come_out_by_rank_then_node() {
+        let n = 300_usize;
+        let topology = Topology::from_edges(n, std::iter::empty::<(usize, usize)>()).unwrap();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut distinct: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            distinct.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let tied: Vec<u32> = (0..n).map(|_| (next() % 7) as u32).collect();
+        let spread: Vec<u32> = distinct.iter().map(|&r| r * 1000).collect();
+        let needed = vec![true; n];
+        for (ranks, ranked) in [(&distinct, true), (&tied, false), (&spread, false)] {
+            let mut scheduler = Scheduler::new(&SchedulerConfig {
+                data: &topology,
+                sched: &topology,
+                needed: &needed,
+                mine: None,
+                ranks,
+                window: None,
+                memory_limit: None,
+                expected_bytes: &[],
+            });
+            assert_eq!(matches!(scheduler.ready, Ready::Ranked { .. }), ranked);
+            let mut expected: Vec<usize> = (0..n).collect();
+            expected.sort_by_key(|&i| (ranks[i], i));
+            let mut spill = Vec::new();
+            let given: Vec<usize> =
+                std::iter::from_fn(|| scheduler.start_next(&mut spill).unwrap())
+                    .map(NodeId::index)
+                    .collect();
+            assert_eq!(given, expected);
+        }
+    }
+}
