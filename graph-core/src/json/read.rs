@@ -283,7 +283,10 @@ impl<'de> Visitor<'de> for TaskSeed<'_> {
                     if deps.is_some() {
                         return Err(repeated("deps"));
                     }
-                    deps = Some(map.next_value_seed(KeysSeed { context })?);
+                    deps = Some(map.next_value_seed(ArraySeed {
+                        expecting: "an array of keys",
+                        element: || KeySeed { context },
+                    })?);
                 }
                 TaskField::Size => {
                     if size.is_some() {
@@ -411,34 +414,43 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     }
 }
 
-/// Reads an array of keys.
-struct KeysSeed<'c> {
-    context: &'c Context,
+/// Reads an array, each element with a seed made by `element` (the seeds
+/// carry the reader's context, so each is made afresh).
+struct ArraySeed<F> {
+    /// What the array holds, for serde's "expected ..." in errors.
+    expecting: &'static str,
+    element: F,
 }
 
-impl<'de> DeserializeSeed<'de> for KeysSeed<'_> {
-    type Value = Vec<Key>;
+impl<'de, F, S> DeserializeSeed<'de> for ArraySeed<F>
+where
+    F: Fn() -> S,
+    S: DeserializeSeed<'de>,
+{
+    type Value = Vec<S::Value>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Key>, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for KeysSeed<'_> {
-    type Value = Vec<Key>;
+impl<'de, F, S> Visitor<'de> for ArraySeed<F>
+where
+    F: Fn() -> S,
+    S: DeserializeSeed<'de>,
+{
+    type Value = Vec<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of keys")
+        f.write_str(self.expecting)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Key>, A::Error> {
-        let mut keys = Vec::new();
-        while let Some(key) = seq.next_element_seed(KeySeed {
-            context: self.context,
-        })? {
-            keys.push(key);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed((self.element)())? {
+            items.push(item);
         }
-        Ok(keys)
+        Ok(items)
     }
 }
 
@@ -521,10 +533,10 @@ impl TermSeed<'_> {
                     op = Some(map.next_value_seed(OpSeed { context })?);
                 }
                 TermField::Args if args.is_none() => {
-                    args = Some(map.next_value_seed(TermsSeed { context })?);
+                    args = Some(map.next_value_seed(terms(context))?);
                 }
                 TermField::List if list.is_none() => {
-                    list = Some(map.next_value_seed(TermsSeed { context })?);
+                    list = Some(map.next_value_seed(terms(context))?);
                 }
                 TermField::Ref | TermField::Call | TermField::Args | TermField::List => {
                     return Err(de::Error::custom("a term object repeats a field"));
@@ -554,33 +566,11 @@ impl TermSeed<'_> {
     }
 }
 
-struct TermsSeed<'c> {
-    context: &'c Context,
-}
-
-impl<'de> DeserializeSeed<'de> for TermsSeed<'_> {
-    type Value = Vec<Term>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Term>, D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TermsSeed<'_> {
-    type Value = Vec<Term>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of terms")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Term>, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element_seed(TermSeed {
-            context: self.context,
-        })? {
-            items.push(item);
-        }
-        Ok(items)
+/// The seed of an array of terms (a call's `args`, a `list`).
+fn terms<'c>(context: &'c Context) -> ArraySeed<impl Fn() -> TermSeed<'c>> {
+    ArraySeed {
+        expecting: "an array of terms",
+        element: move || TermSeed { context },
     }
 }
 
