@@ -603,13 +603,23 @@ impl<I: Source> Reader<I> {
 
     fn tasks<S: Sink>(&mut self, sink: &mut S) -> Result<()> {
         self.input.expect(b'[')?;
+        self.elements(|reader| {
+            reader.task(sink)?;
+            reader.index += 1;
+            Ok(())
+        })
+    }
+
+    /// The elements of an array whose `[` has been read, each read by
+    /// `each`, up to and with the closing `]`.
+    #[inline]
+    fn elements(&mut self, mut each: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
         if self.input.peek_token()? == Some(b']') {
             self.input.pos += 1;
             return Ok(());
         }
         loop {
-            self.task(sink)?;
-            self.index += 1;
+            each(self)?;
             match self.input.token()? {
                 b',' => {}
                 b']' => return Ok(()),
@@ -755,18 +765,7 @@ impl<I: Source> Reader<I> {
             }
             b'[' => self.nested(|reader| {
                 key_table::push_tuple(&mut reader.code);
-                if reader.input.peek_token()? == Some(b']') {
-                    reader.input.pos += 1;
-                } else {
-                    loop {
-                        reader.key_code()?;
-                        match reader.input.token()? {
-                            b',' => {}
-                            b']' => break,
-                            _ => return Err(Bail::Invalid),
-                        }
-                    }
-                }
+                reader.elements(Self::key_code)?;
                 key_table::push_end(&mut reader.code);
                 Ok(())
             }),
@@ -809,20 +808,11 @@ impl<I: Source> Reader<I> {
     fn deps<S: Sink>(&mut self) -> Result<Vec<Key>> {
         self.input.expect(b'[')?;
         let mut keys = Vec::new();
-        if self.input.peek_token()? == Some(b']') {
-            self.input.pos += 1;
-            return Ok(keys);
-        }
-        loop {
-            if let Some(key) = self.reference(S::TERMS)? {
-                keys.push(key);
-            }
-            match self.input.token()? {
-                b',' => {}
-                b']' => return Ok(keys),
-                _ => return Err(Bail::Invalid),
-            }
-        }
+        self.elements(|reader| {
+            keys.extend(reader.reference(S::TERMS)?);
+            Ok(())
+        })?;
+        Ok(keys)
     }
 
     /// A term.
@@ -902,18 +892,11 @@ impl<I: Source> Reader<I> {
     fn terms(&mut self) -> Result<Vec<Term>> {
         self.input.expect(b'[')?;
         let mut items = Vec::new();
-        if self.input.peek_token()? == Some(b']') {
-            self.input.pos += 1;
-            return Ok(items);
-        }
-        loop {
-            items.push(self.term()?);
-            match self.input.token()? {
-                b',' => {}
-                b']' => return Ok(items),
-                _ => return Err(Bail::Invalid),
-            }
-        }
+        self.elements(|reader| {
+            items.push(reader.term()?);
+            Ok(())
+        })?;
+        Ok(items)
     }
 
     /// The references of a term, in preorder, without building the term:
@@ -963,18 +946,7 @@ impl<I: Source> Reader<I> {
                     }
                     *seen = true;
                     self.input.expect(b'[')?;
-                    if self.input.peek_token()? == Some(b']') {
-                        self.input.pos += 1;
-                    } else {
-                        loop {
-                            self.refs()?;
-                            match self.input.token()? {
-                                b',' => {}
-                                b']' => break,
-                                _ => return Err(Bail::Invalid),
-                            }
-                        }
-                    }
+                    self.elements(Self::refs)?;
                 }
                 _ => return Err(Bail::Invalid),
             }
