@@ -181,6 +181,10 @@ where
     let topology = graph.topology()?;
     job.check(&graph, cluster.workers())?;
     let needed = topology.needed_by(job.outputs())?;
+    let mut is_output = vec![false; graph.len()];
+    for node in job.outputs() {
+        is_output[node.index()] = true;
+    }
     let fingerprint = if cluster.processes() > 1 {
         if *cluster.auth() == Auth::Unset {
             return Err(Error::NoSecret);
@@ -222,6 +226,7 @@ where
         worker_memory_limit,
         expected_bytes,
         needed,
+        is_output,
         first_worker,
         mine,
         ranks,
@@ -319,6 +324,8 @@ struct Shared<V> {
     expected_bytes: Vec<Option<u64>>,
     /// Per node: whether the outputs need it.
     needed: Vec<bool>,
+    /// Per node: whether it is one of the job's outputs.
+    is_output: Vec<bool>,
     /// The index of this process's first worker.
     first_worker: usize,
     /// Per worker thread of this process: whether it runs each node.
@@ -678,7 +685,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
             let slot = self.output_slot[node.index()] as usize - 1;
             self.outputs[slot] = Some(value.clone());
-        } else if self.me != 0 && self.shared.job.outputs().contains(&node) {
+        } else if self.me != 0 && self.shared.is_output[node.index()] {
             self.stats.outputs_sent += 1;
             self.unsent = true;
             input.send(Message {
