@@ -39,12 +39,11 @@ impl Job {
     /// A job computing `outputs` (repeats are dropped, the first kept), each
     /// task `node` on worker `placement[node]`, ready tasks in node order.
     pub fn new(outputs: impl IntoIterator<Item = NodeId>, placement: Vec<u32>) -> Job {
-        let mut distinct: Vec<NodeId> = Vec::new();
-        for node in outputs {
-            if !distinct.contains(&node) {
-                distinct.push(node);
-            }
-        }
+        let mut seen = std::collections::HashSet::new();
+        let distinct: Vec<NodeId> = outputs
+            .into_iter()
+            .filter(|&node| seen.insert(node))
+            .collect();
         Job {
             outputs: distinct,
             placement,
