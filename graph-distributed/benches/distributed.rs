@@ -4,6 +4,11 @@
 //! edge or every edge crosses between them. The difference between the
 //! placements is the cost of a cut edge; `setup` is the cost of connecting
 //! and tearing down, which every run pays once.
+//!
+//! The runs share one `PreparedGraph`, as a program that runs one graph
+//! again does: the digest of its tasks for the job fingerprint is computed
+//! by the first run. `chain_first_run` pays it every time, as the one run
+//! of a `taskgraph run --processes` does.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -11,8 +16,8 @@ use std::thread;
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use graph_core::{Dag, NodeId, TaskGraph, Topology};
-use graph_distributed::{Cluster, Job, Runner, run};
+use graph_core::{Dag, NodeId, Topology};
+use graph_distributed::{Cluster, Job, PreparedGraph, Runner, run};
 use graph_exec::TaskFailure;
 
 fn main() {
@@ -53,7 +58,7 @@ fn placement(kind: &str, n: usize) -> Vec<u32> {
 }
 
 /// Runs `graph` as two processes on loopback, returning process 0's tasks run.
-fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
+fn two_processes(graph: &PreparedGraph, job: &Job) -> usize {
     let addresses: Vec<String> = (0..2)
         .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
         .collect::<Vec<_>>()
@@ -66,7 +71,7 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
                 .unwrap()
                 .with_secret(b"the benchmark's own secret")
                 .unwrap();
-            let (graph, job) = (Arc::clone(graph), job.clone());
+            let (graph, job) = (graph.clone(), job.clone());
             thread::spawn(move || {
                 run(graph, job, &cluster, |graph, _| {
                     Ok(Box::new(Count(graph.topology()?)))
@@ -79,8 +84,8 @@ fn two_processes(graph: &Arc<TaskGraph>, job: &Job) -> usize {
     handles.into_iter().map(|h| h.join().unwrap()).sum()
 }
 
-fn chain_job(placement_kind: &str, n: usize) -> (Arc<TaskGraph>, Job) {
-    let graph = Arc::new(graph_core::generate::chain(n));
+fn chain_job(placement_kind: &str, n: usize) -> (PreparedGraph, Job) {
+    let graph = PreparedGraph::from(graph_core::generate::chain(n));
     let last = NodeId::new(n - 1);
     let job = Job::new([last], placement(placement_kind, n));
     (graph, job)
@@ -92,6 +97,17 @@ fn chain<const PLACEMENT: usize>(bencher: Bencher<'_, '_>, n: usize) {
     bencher
         .counter(ItemsCount::new(n))
         .bench(|| assert_eq!(two_processes(&graph, &job), n));
+}
+
+/// The chain on one worker, hashing the graph's tasks for the job
+/// fingerprint in every run (a graph run once).
+#[divan::bench(args = [10_000, 100_000], sample_count = 5)]
+fn chain_first_run(bencher: Bencher<'_, '_>, n: usize) {
+    let (graph, job) = chain_job(PLACEMENTS[0], n);
+    bencher.counter(ItemsCount::new(n)).bench(|| {
+        let fresh = PreparedGraph::new(Arc::clone(graph.graph()));
+        assert_eq!(two_processes(&fresh, &job), n)
+    });
 }
 
 /// Every edge cut: one message each way per task.
@@ -107,13 +123,14 @@ fn chain_alternating(bencher: Bencher<'_, '_>, n: usize) {
 /// edges at once rather than one after another.
 #[divan::bench(sample_count = 5)]
 fn shuffle(bencher: Bencher<'_, '_>) {
-    let graph = Arc::new(graph_core::generate::Shape::Shuffle.generate(10_000, 42));
-    let n = graph.len();
+    let graph = PreparedGraph::from(graph_core::generate::Shape::Shuffle.generate(10_000, 42));
+    let n = graph.graph().len();
     let outputs: Vec<NodeId> = graph
+        .graph()
         .leaf_keys()
         .unwrap()
         .iter()
-        .map(|k| graph.node_id(k).unwrap())
+        .map(|k| graph.graph().node_id(k).unwrap())
         .collect();
     let job = Job::new(outputs, placement("alternating", n));
     bencher

@@ -1,40 +1,62 @@
 //! The job fingerprint: a SHA-256 digest of everything every process of a
 //! run must agree on (every task's key, body and metadata, the requested
 //! nodes, the placement and the priorities), so that processes that would
-//! compute different things refuse to run together.
+//! compute different things refuse to run together. It is made of two: the
+//! digest of the graph's tasks, which a [`PreparedGraph`](crate::PreparedGraph)
+//! keeps across runs, and the job's own parts.
 
 use graph_core::{Body, Dag, Key, NodeId, TaskGraph, Term, Value};
 use sha2::{Digest, Sha256};
 
 use crate::Job;
 
-/// Tells this digest from any other made with the same hash.
-const DOMAIN: &[u8] = b"taskgraph job fingerprint 2\0";
+/// Tell these digests from any other made with the same hash.
+const GRAPH_DOMAIN: &[u8] = b"taskgraph graph digest 1\0";
+const JOB_DOMAIN: &[u8] = b"taskgraph job fingerprint 3\0";
 
 /// How many encoded bytes gather before they go into the hash: a graph's
 /// encoding is millions of pieces of a few bytes each, and the hash is fast
 /// only on long inputs.
 const CHUNK: usize = 64 * 1024;
 
-/// The digest of `job` on `graph`: the same in every process that runs the
-/// same job on the same graph, on any platform.
+/// The fingerprint of `job` on the graph whose [`graph_digest`] is `graph`:
+/// the same in every process that runs the same job on the same graph, on
+/// any platform.
+///
+/// # Complexity
+///
+/// O(V) time: the job's outputs, placement and priorities.
+pub(crate) fn fingerprint(job: &Job, graph: &[u8; 32]) -> [u8; 32] {
+    let mut out = Encoder::new();
+    out.bytes(JOB_DOMAIN);
+    out.put(graph);
+    out.u64(job.outputs().len() as u64);
+    for node in job.outputs() {
+        out.u64(u64::from(node.as_u32()));
+    }
+    out.u32s(job.placement());
+    match job.priorities() {
+        Some(priorities) => {
+            out.tag(1);
+            out.u32s(priorities);
+        }
+        None => out.tag(0),
+    }
+    out.finish()
+}
+
+/// The digest of `graph`'s tasks: every task's key, body, size and cost,
+/// in order.
 ///
 /// # Complexity
 ///
 /// O(size of the graph's terms and keys) time, O(nesting) space: terms and
 /// keys are walked with an explicit stack, never by recursion.
-pub(crate) fn fingerprint(job: &Job, graph: &TaskGraph) -> [u8; 32] {
-    let mut out = Encoder {
-        hash: Sha256::new(),
-        buf: Vec::with_capacity(CHUNK + 64),
-        terms: Vec::new(),
-        keys: Vec::new(),
-        deps: &[],
-        next_dep: 0,
-    };
+pub(crate) fn graph_digest(graph: &TaskGraph) -> [u8; 32] {
+    let mut out = Encoder::new();
     // The run checked the graph; its topology is at hand.
     let topology = graph.topology().ok();
-    out.bytes(DOMAIN);
+    out.bytes(GRAPH_DOMAIN);
     out.u64(graph.len() as u64);
     for (i, (key, task)) in graph.iter().enumerate() {
         out.key(key);
@@ -72,22 +94,7 @@ pub(crate) fn fingerprint(job: &Job, graph: &TaskGraph) -> [u8; 32] {
         out.option(task.cost.map(f64::to_bits));
         out.check_chunk();
     }
-    out.u64(job.outputs().len() as u64);
-    for node in job.outputs() {
-        out.u64(u64::from(node.as_u32()));
-    }
-    out.u32s(job.placement());
-    match job.priorities() {
-        Some(priorities) => {
-            out.tag(1);
-            out.u32s(priorities);
-        }
-        None => out.tag(0),
-    }
-    out.flush();
-    let mut digest = [0_u8; 32];
-    digest.copy_from_slice(&out.hash.finalize());
-    digest
+    out.finish()
 }
 
 /// Writes values into the hash unambiguously: every variable-length part is
@@ -109,6 +116,25 @@ struct Encoder<'g> {
 }
 
 impl<'g> Encoder<'g> {
+    fn new() -> Encoder<'g> {
+        Encoder {
+            hash: Sha256::new(),
+            buf: Vec::with_capacity(CHUNK + 64),
+            terms: Vec::new(),
+            keys: Vec::new(),
+            deps: &[],
+            next_dep: 0,
+        }
+    }
+
+    /// The digest of everything written.
+    fn finish(mut self) -> [u8; 32] {
+        self.flush();
+        let mut digest = [0_u8; 32];
+        digest.copy_from_slice(&self.hash.finalize());
+        digest
+    }
+
     fn flush(&mut self) {
         self.hash.update(&self.buf);
         self.buf.clear();

@@ -36,12 +36,14 @@ mod handshake;
 mod heartbeat;
 mod job;
 mod message;
+mod prepared;
 mod run;
 mod runner;
 
 pub use cluster::{Cluster, Interrupt, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
 pub use job::Job;
+pub use prepared::PreparedGraph;
 pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};
 pub use runner::Runner;
 

@@ -24,6 +24,7 @@ use crate::cluster::Auth;
 use crate::connect::{Connected, connect};
 use crate::heartbeat::Monitor;
 use crate::message::{Abort, Body, Message};
+use crate::prepared::PreparedGraph;
 use crate::{Cluster, Error, Interrupt, Job, Runner};
 
 /// Why a worker's runner could not be made: any error of the caller's.
@@ -94,7 +95,9 @@ pub struct WorkerStats {
 
 /// Runs `job` on `graph` across the workers of `cluster`, each task on the
 /// worker its placement names; every process of the cluster calls `run`
-/// with the same graph and job.
+/// with the same graph and job. The graph is an `Arc<TaskGraph>`, or a
+/// [`PreparedGraph`] to run one graph several times: across processes, its
+/// tasks are then hashed for the job fingerprint once rather than per run.
 ///
 /// Each worker runs its ready tasks lowest priority first and sends each
 /// result once to every other worker whose tasks read it (serialized when
@@ -166,7 +169,7 @@ pub struct WorkerStats {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn run<V, F>(
-    graph: Arc<TaskGraph>,
+    graph: impl Into<PreparedGraph>,
     job: Job,
     cluster: &Cluster,
     make_runner: F,
@@ -178,6 +181,8 @@ where
         + Sync
         + 'static,
 {
+    let prepared = graph.into();
+    let graph = Arc::clone(prepared.graph());
     let topology = graph.topology()?;
     job.check(&graph, cluster.workers())?;
     let needed = topology.needed_by(job.outputs())?;
@@ -189,7 +194,7 @@ where
         if *cluster.auth() == Auth::Unset {
             return Err(Error::NoSecret);
         }
-        crate::fingerprint::fingerprint(&job, &graph)
+        crate::fingerprint::fingerprint(&job, &prepared.digest())
     } else {
         [0; 32]
     };

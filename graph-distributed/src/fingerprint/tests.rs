@@ -2,8 +2,13 @@
 
 use graph_core::{NodeId, TaskGraph, Term};
 
-use super::fingerprint;
+use super::graph_digest;
 use crate::Job;
+
+/// The fingerprint of `job` on `graph`, as a run makes it.
+fn fingerprint(job: &Job, graph: &TaskGraph) -> [u8; 32] {
+    super::fingerprint(job, &graph_digest(graph))
+}
 
 fn graph(literal: i64, op: &str) -> TaskGraph {
     TaskGraph::builder()
