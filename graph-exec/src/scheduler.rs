@@ -133,7 +133,7 @@ pub struct Scheduler<'t> {
     runs: FixedBitSet,
     /// Per scheduling node: whether it has started.
     started: FixedBitSet,
-    ranks: Vec<u32>,
+    ranks: &'t [u32],
     /// Per scheduling node this executor runs: inputs not yet available.
     pending: Vec<u32>,
     /// Per task: tasks of this executor that read its result and have not
@@ -263,7 +263,7 @@ impl<'t> Scheduler<'t> {
             }),
             runs,
             started: FixedBitSet::with_capacity(n_sched),
-            ranks: ranks[..n_sched].to_vec(),
+            ranks: &ranks[..n_sched],
             pending,
             readers,
             bytes: vec![0; n_tasks],
@@ -299,7 +299,7 @@ impl<'t> Scheduler<'t> {
             return Ok(None);
         }
         if self.memory.is_none() {
-            self.ready.pop();
+            self.ready.take_first(key);
             self.start(key);
             return Ok(Some(NodeId::from_u32(key as u32)));
         }
@@ -569,7 +569,7 @@ impl<'t> Scheduler<'t> {
             if self.runs.contains(i) {
                 self.pending[i] -= 1;
                 if self.pending[i] == 0 {
-                    self.ready.push(rank_of(&self.ranks, dependent));
+                    self.ready.push(rank_of(self.ranks, dependent));
                 }
             }
         }
@@ -731,6 +731,16 @@ impl Ready {
             Ready::Ranked { set, node_at } => set
                 .first()
                 .map(|rank| ((rank as u64) << 32) | u64::from(node_at[rank])),
+        }
+    }
+
+    /// Removes `key`, which [`Ready::peek`] just gave.
+    fn take_first(&mut self, key: u64) {
+        match self {
+            Ready::Heap(heap) => {
+                heap.pop();
+            }
+            Ready::Ranked { set, .. } => set.remove((key >> 32) as usize),
         }
     }
 
