@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{loopback, member, run_exec, run_processes};
+use common::{loopback, member, nobody_at, run_exec, run_processes};
 use graph_core::{TaskGraph, Term};
 use graph_distributed::{Cluster, Error, HandshakeProblem, Job, run};
 
@@ -117,7 +117,8 @@ fn a_process_alone_gives_up_after_its_connect_timeout() {
         [graph.node_id(&"x-3".into()).unwrap()],
         vec![0; graph.len()],
     );
-    let addresses = loopback(2);
+    let mut addresses = loopback(2);
+    addresses[0] = nobody_at();
     let cluster = member(&addresses, 1, 1).with_connect_timeout(Duration::from_millis(300));
     let started = Instant::now();
     let err = run_exec(&graph, job, &cluster).unwrap_err();

@@ -50,6 +50,15 @@ pub fn loopback(n: usize) -> Vec<String> {
         .collect()
 }
 
+/// An address where no process of any test listens: the tests listen on
+/// 127.0.0.1 only, and a port of it given back to the system (as `loopback`
+/// gives them) may be taken by another test meanwhile, which would answer a
+/// process dialling it. For a peer that must never come.
+pub fn nobody_at() -> String {
+    let port = loopback(1)[0].rsplit(':').next().unwrap().to_owned();
+    format!("127.0.0.2:{port}")
+}
+
 /// Runs `job` as `processes` processes of `threads` threads each, every
 /// process on its own thread of this test and its own loopback port; returns
 /// every process's result, by process.
