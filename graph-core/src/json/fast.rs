@@ -480,35 +480,28 @@ impl<I: Source> Reader<I> {
         }
         self.input.expect(b'{')?;
         let (mut format, mut tasks) = (false, false);
-        if self.input.peek_token()? == Some(b'}') {
-            return Err(Bail::Invalid);
-        }
-        loop {
-            self.input.expect(b'"')?;
-            self.input.string(&mut self.scratch)?;
-            self.input.expect(b':')?;
-            match self.scratch.as_slice() {
+        self.fields(|reader| {
+            reader.input.expect(b'"')?;
+            reader.input.string(&mut reader.scratch)?;
+            reader.input.expect(b':')?;
+            match reader.scratch.as_slice() {
                 b"format" => {
-                    self.input.expect(b'"')?;
-                    self.input.string(&mut self.scratch)?;
-                    if self.scratch != FORMAT.as_bytes() {
+                    reader.input.expect(b'"')?;
+                    reader.input.string(&mut reader.scratch)?;
+                    if reader.scratch != FORMAT.as_bytes() {
                         return Err(Bail::Invalid);
                     }
                     format = true;
                 }
                 b"tasks" if !tasks => {
-                    self.tasks(sink)?;
+                    reader.tasks(sink)?;
                     tasks = true;
                 }
                 b"tasks" => return Err(Bail::Invalid),
-                _ => self.skip_value()?,
+                _ => reader.skip_value()?,
             }
-            match self.input.token()? {
-                b',' => {}
-                b'}' => break,
-                _ => return Err(Bail::Invalid),
-            }
-        }
+            Ok(())
+        })?;
         if !(format && tasks) || self.input.peek_token()?.is_some() {
             return Err(Bail::Invalid);
         }
@@ -610,6 +603,23 @@ impl<I: Source> Reader<I> {
         })
     }
 
+    /// The fields of an object whose `{` has been read, at least one, each
+    /// read (name and value) by `each`, up to and with the closing `}`.
+    #[inline]
+    fn fields(&mut self, mut each: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        if self.input.peek_token()? == Some(b'}') {
+            return Err(Bail::Invalid);
+        }
+        loop {
+            each(self)?;
+            match self.input.token()? {
+                b',' => {}
+                b'}' => return Ok(()),
+                _ => return Err(Bail::Invalid),
+            }
+        }
+    }
+
     /// The elements of an array whose `[` has been read, each read by
     /// `each`, up to and with the closing `]`.
     #[inline]
@@ -633,49 +643,46 @@ impl<I: Source> Reader<I> {
         let (mut body, mut size, mut cost) = (None, None, None);
         let mut literal = false;
         self.has_key = false;
-        if self.input.peek_token()? == Some(b'}') {
-            return Err(Bail::Invalid);
-        }
-        loop {
-            self.known_field_name()?;
-            match self.scratch.as_slice() {
-                b"key" if !self.has_key => {
-                    self.code.clear();
-                    self.key_code()?;
-                    std::mem::swap(&mut self.code, &mut self.task_code);
-                    self.has_key = true;
+        self.fields(|reader| {
+            reader.known_field_name()?;
+            match reader.scratch.as_slice() {
+                b"key" if !reader.has_key => {
+                    reader.code.clear();
+                    reader.key_code()?;
+                    std::mem::swap(&mut reader.code, &mut reader.task_code);
+                    reader.has_key = true;
                 }
                 b"task" if body.is_none() => {
                     body = Some(if S::TERMS {
-                        Body::Term(self.term()?)
+                        Body::Term(reader.term()?)
                     } else {
-                        let (refs, calls) = (self.targets.len(), self.calls);
-                        self.refs()?;
-                        literal = refs == self.targets.len() && calls == self.calls;
+                        let (refs, calls) = (reader.targets.len(), reader.calls);
+                        reader.refs()?;
+                        literal = refs == reader.targets.len() && calls == reader.calls;
                         Body::Opaque(Vec::new())
                     });
                 }
-                b"deps" if body.is_none() => body = Some(Body::Opaque(self.deps::<S>()?)),
+                b"deps" if body.is_none() => body = Some(Body::Opaque(reader.deps::<S>()?)),
                 b"size" if size.is_none() => {
-                    if !matches!(self.input.peek_token()?, Some(b'0'..=b'9')) {
+                    if !matches!(reader.input.peek_token()?, Some(b'0'..=b'9')) {
                         return Err(Bail::Invalid);
                     }
                     // A size is a u64, to 2^64 - 1.
-                    size = Some(match self.input.number(&mut self.number)? {
+                    size = Some(match reader.input.number(&mut reader.number)? {
                         Number::Int(n) => n as u64,
-                        Number::Big => match std::str::from_utf8(&self.number)
+                        Number::Big => match std::str::from_utf8(&reader.number)
                             .ok()
                             .and_then(|digits| digits.parse().ok())
                         {
                             Some(size) => size,
-                            None => return Err(self.big_integer(UNSIGNED)),
+                            None => return Err(reader.big_integer(UNSIGNED)),
                         },
                         Number::Float(_) => return Err(Bail::Invalid),
                     });
                 }
                 b"cost" if cost.is_none() => {
-                    let token = self.input.peek_token()?;
-                    let seconds = match self.number_token(token)? {
+                    let token = reader.input.peek_token()?;
+                    let seconds = match reader.number_token(token)? {
                         Number::Int(n) => n as f64,
                         Number::Float(x) => x,
                         Number::Big => return Err(Bail::Invalid),
@@ -687,12 +694,8 @@ impl<I: Source> Reader<I> {
                 }
                 _ => return Err(Bail::Invalid),
             }
-            match self.input.token()? {
-                b',' => {}
-                b'}' => break,
-                _ => return Err(Bail::Invalid),
-            }
-        }
+            Ok(())
+        })?;
         let Some(body) = body.filter(|_| self.has_key) else {
             return Err(Bail::Invalid);
         };
@@ -860,26 +863,19 @@ impl<I: Source> Reader<I> {
     /// The fields of a term object (its brace consumed).
     fn term_object(&mut self) -> Result<Term> {
         let (mut reference, mut op, mut args, mut list) = (None, None, None, None);
-        if self.input.peek_token()? == Some(b'}') {
-            return Err(Bail::Invalid);
-        }
-        loop {
-            self.known_field_name()?;
-            match self.scratch.as_slice() {
+        self.fields(|reader| {
+            reader.known_field_name()?;
+            match reader.scratch.as_slice() {
                 b"ref" if reference.is_none() => {
-                    reference = Some(self.reference(true)?.expect("asked for"));
+                    reference = Some(reader.reference(true)?.expect("asked for"));
                 }
-                b"call" if op.is_none() => op = Some(self.op()?),
-                b"args" if args.is_none() => args = Some(self.terms()?),
-                b"list" if list.is_none() => list = Some(self.terms()?),
+                b"call" if op.is_none() => op = Some(reader.op()?),
+                b"args" if args.is_none() => args = Some(reader.terms()?),
+                b"list" if list.is_none() => list = Some(reader.terms()?),
                 _ => return Err(Bail::Invalid),
             }
-            match self.input.token()? {
-                b',' => {}
-                b'}' => break,
-                _ => return Err(Bail::Invalid),
-            }
-        }
+            Ok(())
+        })?;
         match (reference, op, args, list) {
             (Some(key), None, None, None) => Ok(Term::Ref(key)),
             (None, Some(op), Some(args), None) => Ok(Term::Call { op, args }),
@@ -919,24 +915,21 @@ impl<I: Source> Reader<I> {
     fn refs_object(&mut self) -> Result<()> {
         // As `term_object`, keeping only the references.
         let (mut reference, mut op, mut args, mut list) = (false, false, false, false);
-        if self.input.peek_token()? == Some(b'}') {
-            return Err(Bail::Invalid);
-        }
-        loop {
-            self.known_field_name()?;
-            match self.scratch.as_slice() {
+        self.fields(|reader| {
+            reader.known_field_name()?;
+            match reader.scratch.as_slice() {
                 b"ref" if !reference => {
-                    self.reference(false)?;
+                    reader.reference(false)?;
                     reference = true;
                 }
                 b"call" if !op => {
-                    self.input.expect(b'"')?;
-                    self.input.skip_string(&mut self.scratch)?;
-                    self.calls += 1;
+                    reader.input.expect(b'"')?;
+                    reader.input.skip_string(&mut reader.scratch)?;
+                    reader.calls += 1;
                     op = true;
                 }
                 b"args" | b"list" => {
-                    let seen = if self.scratch.as_slice() == b"args" {
+                    let seen = if reader.scratch.as_slice() == b"args" {
                         &mut args
                     } else {
                         &mut list
@@ -945,17 +938,13 @@ impl<I: Source> Reader<I> {
                         return Err(Bail::Invalid);
                     }
                     *seen = true;
-                    self.input.expect(b'[')?;
-                    self.elements(Self::refs)?;
+                    reader.input.expect(b'[')?;
+                    reader.elements(Self::refs)?;
                 }
                 _ => return Err(Bail::Invalid),
             }
-            match self.input.token()? {
-                b',' => {}
-                b'}' => break,
-                _ => return Err(Bail::Invalid),
-            }
-        }
+            Ok(())
+        })?;
         match (reference, op, args, list) {
             (true, false, false, false)
             | (false, true, true, false)
