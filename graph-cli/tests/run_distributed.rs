@@ -3,58 +3,15 @@
 //! op and a killed process end the run with an error.
 
 mod common;
+mod run_distributed_common;
 
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{assert_fields, scratch, taskgraph};
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// A chain of `n` `inc`s from 0, each also sleeping `seconds`; task `x-6`
-/// divides by zero when `failing`.
-fn chain_file(dir: &Path, n: usize, seconds: f64, failing: bool) -> std::path::PathBuf {
-    let mut tasks = vec![r#"{"key":"x-0","task":0}"#.to_string()];
-    for i in 1..n {
-        let op = if failing && i == 6 { "div" } else { "inc" };
-        let extra = if op == "div" { ",0" } else { "" };
-        tasks.push(format!(
-            r#"{{"key":"x-{i}","task":{{"call":"sleep","args":[{{"call":"{op}","args":[{{"ref":"x-{}"}}{extra}]}},{seconds}]}}}}"#,
-            i - 1
-        ));
-    }
-    let file = dir.join("chain.json");
-    std::fs::write(
-        &file,
-        format!(
-            r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
-            tasks.join(",")
-        ),
-    )
-    .unwrap();
-    file
-}
-
-/// An assignment file putting every task on worker 0 but `x-6` on `worker`.
-fn assignment_file(dir: &Path, n: usize, workers: usize, worker: usize) -> std::path::PathBuf {
-    let pairs: Vec<String> = (0..n)
-        .map(|i| format!(r#"["x-{i}",{}]"#, if i == 6 { worker } else { 0 }))
-        .collect();
-    let file = dir.join("assignment.json");
-    std::fs::write(
-        &file,
-        format!(
-            r#"{{"workers":{workers},"assignment":[{}]}}"#,
-            pairs.join(",")
-        ),
-    )
-    .unwrap();
-    file
-}
+use run_distributed_common::{
+    assignment_with, children_of, failing_chain, finish, hostfile, path, slow_chain,
+};
 
 #[test]
 fn processes_give_the_local_executors_results() {
@@ -154,10 +111,10 @@ fn the_cut_edges_are_what_assign_predicted() {
 #[test]
 fn a_failing_op_on_a_nonzero_worker_is_reported() {
     let dir = scratch("distributed-fail");
-    let file = chain_file(&dir, 10, 0.0, true);
+    let file = failing_chain(&dir, "chain.json", 10, 0.0, 6);
     for (processes, threads, worker) in [("2", "1", 1), ("4", "1", 3), ("2", "2", 3)] {
         let workers = processes.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap();
-        let assignment = assignment_file(&dir, 10, workers, worker);
+        let assignment = assignment_with(&dir, 10, workers, 6, worker);
         let run = taskgraph(
             &[
                 "run",
@@ -179,35 +136,12 @@ fn a_failing_op_on_a_nonzero_worker_is_reported() {
     }
 }
 
-/// The pids of `parent`'s children (Linux).
-fn children_of(parent: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|pid| pid.parse().unwrap())
-        .collect()
-}
-
-fn wait_with_deadline(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("the run did not end within {limit:?} of a process being killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 #[cfg(target_os = "linux")]
 fn a_killed_worker_process_ends_the_run_with_an_error() {
     let dir = scratch("distributed-kill");
-    let file = chain_file(&dir, 200, 0.02, false);
-    let assignment = assignment_file(&dir, 200, 2, 1);
+    let file = slow_chain(&dir, "chain.json", 200, 0, 0.02);
+    let assignment = assignment_with(&dir, 200, 2, 6, 1);
     let mut supervisor = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
         .args([
             "run",
@@ -239,9 +173,7 @@ fn a_killed_worker_process_ends_the_run_with_an_error() {
             .unwrap()
             .success()
     );
-    let status = wait_with_deadline(&mut supervisor, Duration::from_secs(30));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(supervisor.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = finish(&mut supervisor, Duration::from_secs(30));
     assert_eq!(status.code(), Some(2));
     assert!(
         stderr.contains(&format!("(pid {victim}) was killed by signal 9")),
@@ -252,16 +184,9 @@ fn a_killed_worker_process_ends_the_run_with_an_error() {
 #[test]
 fn a_killed_host_ends_the_run_in_the_other_processes() {
     let dir = scratch("distributed-kill-host");
-    let file = chain_file(&dir, 200, 0.02, false);
-    let assignment = assignment_file(&dir, 200, 2, 1);
-    let ports: Vec<String> = (0..2)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect::<Vec<_>>()
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect();
-    let hostfile = dir.join("hosts");
-    std::fs::write(&hostfile, ports.join("\n")).unwrap();
+    let file = slow_chain(&dir, "chain.json", 200, 0, 0.02);
+    let assignment = assignment_with(&dir, 200, 2, 6, 1);
+    let (hostfile, ports) = hostfile(&dir, 2);
     let start = |process: &str| {
         Command::new(env!("CARGO_BIN_EXE_taskgraph"))
             .env("TASKGRAPH_SECRET", "a secret for the two processes")
@@ -284,9 +209,7 @@ fn a_killed_host_ends_the_run_in_the_other_processes() {
     std::thread::sleep(Duration::from_millis(800));
     second.kill().unwrap();
     second.wait().unwrap();
-    let status = wait_with_deadline(&mut first, Duration::from_secs(40));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = finish(&mut first, Duration::from_secs(40));
     assert_eq!(status.code(), Some(2));
     // On a slow machine the second process may die before it connects.
     let lost = format!(
@@ -303,7 +226,7 @@ fn a_killed_host_ends_the_run_in_the_other_processes() {
 #[test]
 fn distributed_options_are_checked() {
     let dir = scratch("distributed-options");
-    let file = chain_file(&dir, 10, 0.0, false);
+    let file = slow_chain(&dir, "chain.json", 10, 0, 0.0);
     let cases: [(&[&str], &str); 3] = [
         (
             &["run", path(&file), "--assignment", "a.json"],
@@ -405,7 +328,7 @@ fn distributed_options_are_checked() {
         run.stderr,
         "error: --processes 8 x --threads 200 is 1600 workers, more than the 1024 a run may have\n"
     );
-    let wrong = assignment_file(&dir, 10, 3, 1);
+    let wrong = assignment_with(&dir, 10, 3, 6, 1);
     let run = taskgraph(
         &[
             "run",

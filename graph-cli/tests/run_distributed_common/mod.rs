@@ -19,10 +19,31 @@ pub fn path(p: &Path) -> &str {
 /// A chain of `n` `inc`s from `start`, each also sleeping `seconds`, in
 /// `dir/name`.
 pub fn slow_chain(dir: &Path, name: &str, n: usize, start: i64, seconds: f64) -> PathBuf {
+    chain(dir, name, n, start, seconds, None)
+}
+
+/// [`slow_chain`] from 0 whose task `x-{at}` divides by zero instead.
+pub fn failing_chain(dir: &Path, name: &str, n: usize, seconds: f64, at: usize) -> PathBuf {
+    chain(dir, name, n, 0, seconds, Some(at))
+}
+
+fn chain(
+    dir: &Path,
+    name: &str,
+    n: usize,
+    start: i64,
+    seconds: f64,
+    failing: Option<usize>,
+) -> PathBuf {
     let mut tasks = vec![format!(r#"{{"key":"x-0","task":{start}}}"#)];
     for i in 1..n {
+        let (op, extra) = if failing == Some(i) {
+            ("div", ",0")
+        } else {
+            ("inc", "")
+        };
         tasks.push(format!(
-            r#"{{"key":"x-{i}","task":{{"call":"sleep","args":[{{"call":"inc","args":[{{"ref":"x-{}"}}]}},{seconds}]}}}}"#,
+            r#"{{"key":"x-{i}","task":{{"call":"sleep","args":[{{"call":"{op}","args":[{{"ref":"x-{}"}}{extra}]}},{seconds}]}}}}"#,
             i - 1
         ));
     }
@@ -42,8 +63,20 @@ pub fn slow_chain(dir: &Path, name: &str, n: usize, start: i64, seconds: f64) ->
 /// every task on worker 0 but `x-1` on worker 1, so that both processes
 /// take part and stay in the run until its end.
 pub fn assignment(dir: &Path, n: usize, workers: usize) -> PathBuf {
+    assignment_with(dir, n, workers, 1, 1)
+}
+
+/// An assignment file for a chain of `n` tasks on `workers` workers:
+/// every task on worker 0 but `x-{task}` on `worker`.
+pub fn assignment_with(
+    dir: &Path,
+    n: usize,
+    workers: usize,
+    task: usize,
+    worker: usize,
+) -> PathBuf {
     let pairs: Vec<String> = (0..n)
-        .map(|i| format!(r#"["x-{i}",{}]"#, usize::from(i == 1)))
+        .map(|i| format!(r#"["x-{i}",{}]"#, if i == task { worker } else { 0 }))
         .collect();
     let file = dir.join("assignment.json");
     std::fs::write(
