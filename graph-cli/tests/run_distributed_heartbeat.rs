@@ -5,6 +5,7 @@
 mod common;
 mod run_distributed_common;
 
+use std::process::Child;
 use std::time::Duration;
 
 use common::scratch;
@@ -12,34 +13,39 @@ use run_distributed_common::{
     SECRET, assignment, finish, hostfile, path, signal, slow_chain, start, wait_connected,
 };
 
-#[test]
-#[cfg(target_os = "linux")]
-fn a_frozen_process_is_named_within_the_heartbeat_timeout() {
-    let dir = scratch("distributed-frozen");
-    // 40 s of work if nothing stops it.
+/// Processes 0 and 1 of a hostfile run (`extra` flags added) of a chain
+/// that takes 40 s if nothing stops it, both taking part; and their
+/// addresses.
+fn two_processes(name: &str, extra: &[&str]) -> (Vec<Child>, Vec<String>) {
+    let dir = scratch(name);
     let file = slow_chain(&dir, "chain.json", 2000, 0, 0.02);
     let placed = assignment(&dir, 2000, 2);
     let (hosts, addresses) = hostfile(&dir, 2);
-    let mut children: Vec<_> = ["0", "1"]
+    let children = ["0", "1"]
         .into_iter()
         .map(|process| {
-            start(
-                &[
-                    "run",
-                    path(&file),
-                    "--hostfile",
-                    path(&hosts),
-                    "--process",
-                    process,
-                    "--assignment",
-                    path(&placed),
-                    "--heartbeat-timeout",
-                    "1",
-                ],
-                &[("TASKGRAPH_SECRET", SECRET)],
-            )
+            let mut args = vec![
+                "run",
+                path(&file),
+                "--hostfile",
+                path(&hosts),
+                "--process",
+                process,
+                "--assignment",
+                path(&placed),
+            ];
+            args.extend_from_slice(extra);
+            start(&args, &[("TASKGRAPH_SECRET", SECRET)])
         })
         .collect();
+    (children, addresses)
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_frozen_process_is_named_within_the_heartbeat_timeout() {
+    let (mut children, addresses) =
+        two_processes("distributed-frozen", &["--heartbeat-timeout", "1"]);
     let frozen = children[1].id();
     wait_connected(frozen);
     std::thread::sleep(Duration::from_millis(300));
@@ -67,28 +73,7 @@ fn a_frozen_process_is_named_within_the_heartbeat_timeout() {
 #[test]
 #[cfg(target_os = "linux")]
 fn a_process_that_dies_is_named() {
-    let dir = scratch("distributed-dies");
-    let file = slow_chain(&dir, "chain.json", 2000, 0, 0.02);
-    let placed = assignment(&dir, 2000, 2);
-    let (hosts, addresses) = hostfile(&dir, 2);
-    let mut children: Vec<_> = ["0", "1"]
-        .into_iter()
-        .map(|process| {
-            start(
-                &[
-                    "run",
-                    path(&file),
-                    "--hostfile",
-                    path(&hosts),
-                    "--process",
-                    process,
-                    "--assignment",
-                    path(&placed),
-                ],
-                &[("TASKGRAPH_SECRET", SECRET)],
-            )
-        })
-        .collect();
+    let (mut children, addresses) = two_processes("distributed-dies", &[]);
     wait_connected(children[1].id());
     std::thread::sleep(Duration::from_millis(300));
     signal(children[1].id(), "-KILL");
