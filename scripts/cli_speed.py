@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from speed_common import cpu_model, map_overlap
+
 
 def run_once(cmd):
     """Seconds and peak resident bytes of one run of `cmd` (output thrown
@@ -58,29 +60,12 @@ def best(repeat, cmd):
     return min(runs)
 
 
-def build_map_overlap(size):
-    import dask.array as da
-
-    return da.random.random((size, size), chunks=(10, 10)).map_overlap(lambda a: a, depth=1).sum()
-
-
 def num(x):
     return f"{x:,}".replace(",", " ")
 
 
 def mb(n):
     return f"{n / 1e6:.0f} MB"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():
@@ -107,7 +92,7 @@ def main():
     lines = []
 
     # 1. map_overlap: the CLI's order against dask's.
-    x = build_map_overlap(args.size)
+    x = map_overlap(args.size)
     dsk = dict(x.__dask_graph__())
     path = os.path.join(work, f"map-overlap-{args.size}.json.gz")
     if not os.path.exists(path):

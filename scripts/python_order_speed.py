@@ -23,12 +23,11 @@ import platform
 import sys
 import time
 
+from speed_common import cpu_model, map_overlap
+
 
 def build(size):
-    import dask.array as da
-
-    x = da.random.random((size, size), chunks=(10, 10)).map_overlap(lambda a: a, depth=1).sum()
-    return dict(x.__dask_graph__())
+    return dict(map_overlap(size).__dask_graph__())
 
 
 def best_of(n, fn):
@@ -40,17 +39,6 @@ def best_of(n, fn):
         elapsed = time.perf_counter() - start
         best = elapsed if best is None else min(best, elapsed)
     return best, result
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():
