@@ -697,24 +697,12 @@ enum Ready {
 impl Ready {
     /// An empty set for the nodes in `runs`, ranked by `ranks`.
     fn new(runs: &FixedBitSet, ranks: &[u32]) -> Ready {
-        let bound = runs.len() + 64;
-        let mut node_at = Vec::new();
-        for i in runs.ones() {
-            let rank = ranks[i] as usize;
-            if rank >= bound {
-                return Ready::Heap(BinaryHeap::new());
-            }
-            if rank >= node_at.len() {
-                node_at.resize(rank + 1, u32::MAX);
-            }
-            if node_at[rank] != u32::MAX {
-                return Ready::Heap(BinaryHeap::new());
-            }
-            node_at[rank] = i as u32;
-        }
-        Ready::Ranked {
-            set: RankSet::new(node_at.len()),
-            node_at,
+        match node_at_rank(runs.ones(), ranks) {
+            Some(node_at) => Ready::Ranked {
+                set: RankSet::new(node_at.len()),
+                node_at,
+            },
+            None => Ready::Heap(BinaryHeap::new()),
         }
     }
 
@@ -757,27 +745,44 @@ impl Ready {
 }
 
 /// The needed nodes by `priorities`, ties by node id: placed straight by
-/// priority where the priorities are distinct and below the node count plus a
-/// little (an order's positions are), else sorted.
+/// priority where the priorities are distinct and small (an order's
+/// positions are), else sorted.
 fn by_priority(needed: &[bool], priorities: &[u32]) -> Vec<u32> {
-    let n = needed.len();
-    let bound = n + 64;
-    let mut at = vec![u32::MAX; bound];
-    let mut placed = 0_usize;
-    for i in (0..n).filter(|&i| needed[i]) {
-        let p = priorities[i] as usize;
-        if p >= bound || at[p] != u32::MAX {
-            let mut by: Vec<u32> = (0..n as u32).filter(|&i| needed[i as usize]).collect();
-            by.sort_unstable_by_key(|&i| (priorities[i as usize], i));
-            return by;
+    let nodes = (0..needed.len()).filter(|&i| needed[i]);
+    match node_at_rank(nodes.clone(), priorities) {
+        Some(mut at) => {
+            at.retain(|&i| i != u32::MAX);
+            at
         }
-        at[p] = i as u32;
-        placed += 1;
+        None => {
+            let mut by: Vec<u32> = nodes.map(|i| i as u32).collect();
+            by.sort_unstable_by_key(|&i| (priorities[i as usize], i));
+            by
+        }
     }
-    let mut by = at;
-    by.retain(|&i| i != u32::MAX);
-    debug_assert_eq!(by.len(), placed);
-    by
+}
+
+/// Per rank, the node of `nodes` that has it (`u32::MAX` for a rank no
+/// node has), up to the highest rank; `None` where two nodes share a rank
+/// or a rank is not below `ranks.len()` plus 64: then ranks are no
+/// positions in an order, and a sort or a heap serves better.
+fn node_at_rank(nodes: impl Iterator<Item = usize>, ranks: &[u32]) -> Option<Vec<u32>> {
+    let bound = ranks.len() + 64;
+    let mut node_at = Vec::new();
+    for i in nodes {
+        let rank = ranks[i] as usize;
+        if rank >= bound {
+            return None;
+        }
+        if rank >= node_at.len() {
+            node_at.resize(rank + 1, u32::MAX);
+        }
+        if node_at[rank] != u32::MAX {
+            return None;
+        }
+        node_at[rank] = i as u32;
+    }
+    Some(node_at)
 }
 
 fn rank_of(ranks: &[u32], node: NodeId) -> u64 {
