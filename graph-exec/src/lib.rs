@@ -46,7 +46,7 @@ pub use memory::{default_memory_limit, default_value_limit, machine_memory};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
-pub use scheduler::{Overflow, Scheduler, SchedulerConfig, run_order};
+pub use scheduler::{HeldLimit, Overflow, Scheduler, SchedulerConfig, pressure_rise, run_order};
 pub use sequential::{Run, execute_sequential};
 pub use value::{DecodeError, Dynamic, NotSpillable, Tagged, TaskValue};
 

@@ -9,7 +9,10 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{OpTime, Plan, Stats, merge_times};
-use crate::{Error, OpRegistry, Request, Run, Scheduler, SchedulerConfig, TaskValue, run_order};
+use crate::{
+    Error, HeldLimit, OpRegistry, Request, Run, Scheduler, SchedulerConfig, TaskValue,
+    pressure_rise, run_order,
+};
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
 ///
@@ -91,11 +94,13 @@ pub struct RunOptions<'a> {
 /// scheduler), and an intermediate result is freed as soon as its last
 /// dependent has run. Under a memory limit ([`RunOptions::memory_limit`]),
 /// tasks wait for room and results spill to disk. With one thread the tasks run exactly in priority
-/// order, so the peak number of held results is the order's max pressure.
-/// With several, they follow the order one thread would run, none more than
-/// a window ahead of the first task that has not finished (8 tasks, plus a
-/// tenth of the order's max pressure), so that the results held stay within
-/// 1.1 times that pressure plus 8: parallelism does not cost memory.
+/// order, so the peak number of held results is the order's max pressure `P`.
+/// With several, an idle thread starts the ready task of best priority
+/// whenever the results held, with those of the running tasks, stay within
+/// `1.1 P + 8`; past that it starts a task that frees as many results as it
+/// adds, and waits only where none does. Parallel first, frugal within
+/// that: independent chains or a wavefront run side by side, and the
+/// results held stay within `1.1 P + 8` plus one per thread.
 ///
 /// It matches `dask.threaded.get` / `dask.local.get_async` in what it computes,
 /// returns and reports on failure.
@@ -207,10 +212,10 @@ impl LocalExecutor {
         let total = needed.iter().filter(|&&n| n).count();
         let n_threads = self.threads.clamp(1, total.max(1));
         // With one thread the tasks run exactly in priority order. With
-        // several, they follow the order one thread would run, at most a
-        // window ahead of its head, so that the results held stay within
-        // about a tenth of the order's own pressure (and a few) of it.
-        let (ranks, window) = if n_threads == 1 {
+        // several, whatever is ready runs, best priority first, while the
+        // results held stay within about a tenth of the order's own max
+        // pressure (and a few) of it; a memory limit bounds bytes instead.
+        let (ranks, rise) = if n_threads == 1 {
             (priorities, None)
         } else {
             let ranks = if default_order {
@@ -218,10 +223,19 @@ impl LocalExecutor {
             } else {
                 Cow::Owned(run_order(&sched, &needed, &priorities))
             };
-            let pressure = pressure_of(plan.topology, &sched, &needed, &ranks);
-            let window = WINDOW_SLACK + pressure / 10;
-            (ranks, Some(window))
+            let rise = match options.memory_limit {
+                Some(_) => None,
+                None => Some(pressure_rise(plan.topology, &sched, &needed, &ranks)),
+            };
+            (ranks, rise)
         };
+        let held_limit = rise.as_deref().map(|rise| {
+            let pressure = rise.first().map_or(0, |&p| p as usize);
+            HeldLimit {
+                limit: pressure + pressure / 10 + HELD_SLACK,
+                rise,
+            }
+        });
         let expected_bytes: Vec<Option<u64>> = match options.memory_limit {
             Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
             None => Vec::new(),
@@ -232,7 +246,7 @@ impl LocalExecutor {
             needed: &needed,
             mine: None,
             ranks: &ranks,
-            window,
+            held_limit,
             memory_limit: options.memory_limit,
             expected_bytes: &expected_bytes,
         });
@@ -248,11 +262,7 @@ impl LocalExecutor {
             startable: AtomicBool::new(false),
             slots: (0..graph.len()).map(|_| Mutex::new(Slot::Empty)).collect(),
             spill_dir: OnceLock::new(),
-            batch: if n_threads == 1 {
-                1
-            } else {
-                BATCH.min(window.unwrap_or(BATCH) / n_threads).max(1)
-            },
+            batch: if n_threads == 1 { 1 } else { BATCH },
             callbacks: options.callbacks,
             cancel: options.cancel.clone(),
         };
@@ -304,52 +314,22 @@ impl LocalExecutor {
     }
 }
 
-/// The most tasks a worker takes at once; fewer where the window is narrow.
+/// The most tasks a worker takes at once, while its tasks are quick.
 const BATCH: usize = 4;
+
+/// A task that takes longer than this makes its worker take one task at a
+/// time: taking several would hold back work an idle worker could start,
+/// for a saving (the lock taken once rather than a few times) that a task
+/// this long makes negligible.
+const QUICK_TASK: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// How many times a worker with nothing to take looks for progress before
 /// it sleeps: a few microseconds.
 const SPINS: u32 = 512;
 
-/// How many tasks beyond the head of the order may run, besides a tenth of
-/// the order's pressure.
-const WINDOW_SLACK: usize = 8;
-
-/// The most results the run order holds at once on one thread: its max
-/// pressure, as dask's diagnostics count it.
-fn pressure_of(data: &Topology, sched: &Topology, needed: &[bool], ranks: &[u32]) -> usize {
-    let n_tasks = data.node_count();
-    // `ranks` number the needed nodes 0..m: place each task at its rank.
-    let mut at: Vec<Option<NodeId>> = vec![None; needed.iter().filter(|&&n| n).count()];
-    for node in sched.node_ids().filter(|node| needed[node.index()]) {
-        at[ranks[node.index()] as usize] = Some(node);
-    }
-    let sequence: Vec<NodeId> = at
-        .into_iter()
-        .flatten()
-        .filter(|node| node.index() < n_tasks)
-        .collect();
-    let mut readers: Vec<u32> = vec![0; n_tasks];
-    for &node in &sequence {
-        for dep in data.dependencies(node) {
-            readers[dep.index()] += 1;
-        }
-    }
-    let (mut held, mut peak) = (0_usize, 0_usize);
-    for &node in &sequence {
-        peak = peak.max(held);
-        if readers[node.index()] > 0 {
-            held += 1;
-        }
-        for dep in data.dependencies(node) {
-            readers[dep.index()] -= 1;
-            if readers[dep.index()] == 0 {
-                held -= 1;
-            }
-        }
-    }
-    peak
-}
+/// How many results beyond 1.1 times the order's max pressure several
+/// threads may hold (besides one per thread).
+const HELD_SLACK: usize = 8;
 
 /// What the workers share under one lock.
 struct State<'t> {
@@ -396,6 +376,9 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         let mut stack = Vec::new();
         let mut taken: Vec<NodeId> = Vec::with_capacity(self.batch);
         let mut done: Vec<(NodeId, u64)> = Vec::with_capacity(self.batch);
+        // How many tasks to take at once: one until this worker's tasks
+        // have shown themselves quick.
+        let mut batch = 1;
         let mut freed: Vec<NodeId> = Vec::new();
         let mut spill: Vec<NodeId> = Vec::new();
         loop {
@@ -422,7 +405,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         self.wake.notify_all();
                         return times;
                     }
-                    while taken.len() < self.batch {
+                    while taken.len() < batch {
                         match state.scheduler.start_next(&mut spill) {
                             Ok(Some(node)) => taken.push(node),
                             Ok(None) => break,
@@ -485,6 +468,8 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                 }
             }
             self.free(&mut freed);
+            let ran = taken.len() as u32;
+            let started = std::time::Instant::now();
             for node in taken.drain(..) {
                 let bytes = if node.index() < self.slots.len() {
                     match self.run_task(node, &mut stack, &mut times) {
@@ -502,6 +487,11 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                 };
                 done.push((node, bytes));
             }
+            batch = if started.elapsed() < QUICK_TASK * ran {
+                self.batch
+            } else {
+                1
+            };
         }
     }
 

@@ -35,13 +35,10 @@ pub struct SchedulerConfig<'a> {
     /// Per scheduling node, its rank among the ready tasks: the lowest ready
     /// rank runs first, ties by node id.
     pub ranks: &'a [u32],
-    /// Follow the order closely with several threads: when `Some(k)`, at
-    /// most `k` tasks may have started beyond the longest run of finished
-    /// tasks at the head of the order, so that the results held stay within
-    /// `k` of what running the order on one thread holds. `ranks` must then
-    /// number this executor's needed nodes `0..m` in an order that puts every
-    /// task after its dependencies (see [`run_order`]).
-    pub window: Option<usize>,
+    /// Bound the results held, counting those of the running tasks: see
+    /// [`HeldLimit`]. `None`: no bound; any ready task starts, lowest rank
+    /// first.
+    pub held_limit: Option<HeldLimit<'a>>,
     /// Hold at most this many bytes of results in memory: tasks whose
     /// results would not fit wait while others that fit run, and where none
     /// fits the results needed latest are spilled (the executor writes them
@@ -52,6 +49,65 @@ pub struct SchedulerConfig<'a> {
     /// task's `size`); empty: known for none. Where unknown, the mean of the
     /// results so far stands in.
     pub expected_bytes: &'a [Option<u64>],
+}
+
+/// A bound on the results a [`Scheduler`] holds, for running an order on
+/// several threads: parallel first, frugal within that.
+///
+/// The order (the scheduler's ranks, which must then number the needed
+/// nodes `0..m` with every node after its dependencies, as [`run_order`]
+/// gives them) holds at most its max pressure `P` on one thread. With
+/// several, any ready task may start, lowest rank first, while the results
+/// held and those of the running tasks, plus how far the order from its
+/// first task not started would still raise them (its `rise`), stay within
+/// `limit`: running ahead of the order never leaves too little room to go
+/// on with it. Past that, a ready task starts only if it is the order's
+/// next task, or frees at least as many results as it adds (no other task
+/// reads an input it reads); where neither is among the first few ready
+/// tasks, it waits for a running task to finish, and with nothing running
+/// the first starts regardless, so that a run never stalls. With `limit`
+/// `1.1 P + 8`, independent chains and wavefronts run side by side, and the
+/// results held stay within the limit plus about one per running task.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{NodeId, Topology};
+/// use graph_exec::{HeldLimit, Scheduler, SchedulerConfig, pressure_rise};
+///
+/// // Two independent chains, 0 -> 1 and 2 -> 3, in that order: one result
+/// // held at a time.
+/// let topology = Topology::from_edges(4, [(0, 1), (2, 3)])?;
+/// let needed = [true; 4];
+/// let ranks = [0, 1, 2, 3];
+/// let rise = pressure_rise(&topology, &topology, &needed, &ranks);
+/// assert_eq!(rise[0], 1); // the order's max pressure
+/// let mut scheduler = Scheduler::new(&SchedulerConfig {
+///     data: &topology,
+///     sched: &topology,
+///     needed: &needed,
+///     mine: None,
+///     ranks: &ranks,
+///     held_limit: Some(HeldLimit { limit: 3, rise: &rise }),
+///     memory_limit: None,
+///     expected_bytes: &[],
+/// });
+/// let mut spill = Vec::new();
+/// // Both chains start side by side: two results held and running, within
+/// // the limit with the order's rise of one.
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(2))));
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct HeldLimit<'a> {
+    /// The most results held, with those of the running tasks and the
+    /// order's rise, for a task to start ahead of the order.
+    pub limit: usize,
+    /// Per rank, how far the results held rise over their count before that
+    /// rank as one thread runs the order on from it (see [`pressure_rise`]);
+    /// ranks past its end rise by nothing.
+    pub rise: &'a [u32],
 }
 
 /// A task or a result that a memory limit cannot hold: the error of
@@ -107,7 +163,7 @@ pub struct Overflow {
 ///     needed: &[true; 3],
 ///     mine: None,
 ///     ranks: &[1, 0, 2],
-///     window: None,
+///     held_limit: None,
 ///     memory_limit: None,
 ///     expected_bytes: &[],
 /// });
@@ -143,6 +199,12 @@ pub struct Scheduler<'t> {
     bytes: Vec<u64>,
     /// Ready nodes as `rank << 32 | node`, lowest first.
     ready: Ready,
+    /// Whether [`Scheduler::start_next`] found no ready node that may start
+    /// while others run; it stays so until a node finishes or a result
+    /// arrives.
+    blocked: bool,
+    /// Ready nodes looked past by [`Scheduler::start_next`], put back after.
+    passed: Vec<u64>,
     /// Nodes of this executor that have not finished.
     left: usize,
     running: usize,
@@ -152,21 +214,27 @@ pub struct Scheduler<'t> {
     /// Bytes of the held results in memory (not those spilled).
     held_bytes: u64,
     peak_bytes: u64,
-    window: Option<Window>,
+    held_limit: Option<HeldBound<'t>>,
     memory: Option<Memory<'t>>,
 }
 
-/// The bookkeeping of [`SchedulerConfig::window`], by rank.
+/// The bookkeeping of [`SchedulerConfig::held_limit`].
 #[derive(Clone, Debug)]
-struct Window {
+struct HeldBound<'t> {
     limit: usize,
-    finished: FixedBitSet,
-    /// Started beyond the head when they started; each counts in `ahead`
-    /// until the head passes it.
-    counted: FixedBitSet,
-    /// The lowest rank that has not finished.
+    rise: &'t [u32],
+    /// Running tasks whose result will be held.
+    in_flight: usize,
+    /// Per rank: whether its node has started.
+    started: FixedBitSet,
+    /// The lowest rank whose node has not started: the order's next task.
     head: usize,
-    ahead: usize,
+}
+
+impl HeldBound<'_> {
+    fn rise_at_head(&self) -> usize {
+        self.rise.get(self.head).map_or(0, |&r| r as usize)
+    }
 }
 
 /// The bookkeeping of [`SchedulerConfig::memory_limit`].
@@ -190,8 +258,8 @@ struct Memory<'t> {
     spilled_bytes: u64,
 }
 
-/// How many ready tasks a scheduler under a memory limit looks through for
-/// one whose result fits.
+/// How many ready tasks a scheduler under a bound looks through for one that
+/// may start.
 const LOOKAHEAD: usize = 64;
 
 impl<'t> Scheduler<'t> {
@@ -210,7 +278,7 @@ impl<'t> Scheduler<'t> {
             needed,
             mine,
             ranks,
-            window,
+            held_limit,
             memory_limit,
             expected_bytes,
         } = *config;
@@ -243,12 +311,12 @@ impl<'t> Scheduler<'t> {
             data,
             sched,
             n_tasks,
-            window: window.map(|limit| Window {
+            held_limit: held_limit.map(|HeldLimit { limit, rise }| HeldBound {
                 limit,
-                finished: FixedBitSet::with_capacity(left),
-                counted: FixedBitSet::with_capacity(left),
+                rise,
+                in_flight: 0,
+                started: FixedBitSet::with_capacity(left),
                 head: 0,
-                ahead: 0,
             }),
             memory: memory_limit.map(|limit| Memory {
                 limit,
@@ -268,6 +336,8 @@ impl<'t> Scheduler<'t> {
             readers,
             bytes: vec![0; n_tasks],
             ready,
+            blocked: false,
+            passed: Vec::new(),
             left,
             running: 0,
             tasks_run: 0,
@@ -278,90 +348,113 @@ impl<'t> Scheduler<'t> {
         }
     }
 
-    /// The ready node to run next, lowest rank first, now counted as
-    /// running; `None` when no node is ready, when the window holds the
-    /// ready ones back until the head of the order finishes, or when no
-    /// ready task's result fits the memory limit while running tasks may
-    /// still free some. When nothing runs and no ready task fits, the
-    /// results needed latest are pushed onto `spill` to make room for the
-    /// first: the executor must write them to disk (and read each back when
-    /// a task that reads it starts).
+    /// The ready node to run next, now counted as running: the ready node of
+    /// lowest rank that may start within the run's bounds
+    /// ([`SchedulerConfig::held_limit`], [`SchedulerConfig::memory_limit`]),
+    /// among the first few; `None` when no node is ready, or when none of
+    /// those may start while running tasks may still free room. With
+    /// nothing running, the first ready node starts regardless; under a
+    /// memory limit the results needed latest are then pushed onto `spill`
+    /// to make room for it: the executor must write them to disk (and read
+    /// each back when a task that reads it starts).
     ///
     /// # Errors
     ///
     /// [`Overflow`] when a task's inputs and expected result do not fit the
     /// limit even with everything else spilled.
     pub fn start_next(&mut self, spill: &mut Vec<NodeId>) -> Result<Option<NodeId>, Overflow> {
-        let Some(key) = self.ready.peek() else {
+        let Some(first) = self.ready.peek() else {
             return Ok(None);
         };
-        if !self.window_allows(key) {
+        if self.held_limit.is_none() && self.memory.is_none() {
+            self.ready.take_first(first);
+            self.start(first);
+            return Ok(Some(NodeId::from_u32(first as u32)));
+        }
+        if self.blocked {
             return Ok(None);
         }
-        if self.memory.is_none() {
-            self.ready.take_first(key);
-            self.start(key);
-            return Ok(Some(NodeId::from_u32(key as u32)));
-        }
-        // The first ready task (by rank) whose inputs and result fit; the
-        // others looked at wait in the heap. The window's rule is the same
-        // for every candidate past the first (each is beyond the head).
-        let mut passed: Vec<u64> = Vec::new();
+        // The first ready node (by rank) that may start; those looked past
+        // go back into the ready set.
         let mut chosen = None;
-        while let Some(key) = self.ready.peek() {
-            if passed.len() >= LOOKAHEAD || (!passed.is_empty() && !self.window_allows(key)) {
-                break;
-            }
-            self.ready.pop();
-            let node = NodeId::from_u32(key as u32);
-            if self.fits(node) {
+        while self.passed.len() < LOOKAHEAD
+            && let Some(key) = self.ready.pop()
+        {
+            if self.may_start(NodeId::from_u32(key as u32)) {
                 chosen = Some(key);
                 break;
             }
-            passed.push(key);
+            self.passed.push(key);
         }
-        for &key in &passed {
+        for key in self.passed.drain(..) {
             self.ready.push(key);
         }
         if let Some(key) = chosen {
             self.start(key);
             return Ok(Some(NodeId::from_u32(key as u32)));
         }
-        // Nothing fits. While tasks run, their results may free memory:
-        // wait. Else make room for the first by spilling.
+        // None may start. While tasks run, they may free room: wait. Else
+        // the first starts, making room under a memory limit by spilling.
         if self.running > 0 {
+            self.blocked = true;
             return Ok(None);
         }
-        let key = self.ready.pop().expect("a ready task was looked at");
+        let key = self.ready.pop().expect("a ready node was looked at");
         let node = NodeId::from_u32(key as u32);
-        let need = self.need(node);
-        let memory = self.memory.as_ref().expect("under a memory limit");
-        let room = memory.limit.saturating_sub(need);
-        self.spill_down_to(room, Some(node), spill);
-        if self.held_bytes > room {
-            let limit = self.memory.as_ref().expect("under a memory limit").limit;
-            self.ready.push(key);
-            return Err(Overflow {
-                node,
-                bytes: self.held_bytes + need,
-                limit,
-                with_inputs: true,
-            });
+        if let Some(memory) = &self.memory {
+            let need = self.need(node);
+            let limit = memory.limit;
+            let room = limit.saturating_sub(need);
+            self.spill_down_to(room, Some(node), spill);
+            if self.held_bytes > room {
+                self.ready.push(key);
+                return Err(Overflow {
+                    node,
+                    bytes: self.held_bytes + need,
+                    limit,
+                    with_inputs: true,
+                });
+            }
         }
         self.start(key);
         Ok(Some(node))
     }
 
-    /// Whether the window lets the ready node `key` start now.
-    fn window_allows(&self, key: u64) -> bool {
-        let Some(window) = &self.window else {
+    /// Whether `node` may start now within the run's bounds: its inputs and
+    /// result fit the memory limit, and its result keeps the held results
+    /// within their bound or it frees at least as many as it adds.
+    fn may_start(&self, node: NodeId) -> bool {
+        if !self.fits(node) {
+            return false;
+        }
+        let Some(bound) = &self.held_limit else {
             return true;
         };
-        let rank = (key >> 32) as usize;
-        // With nothing running, the head of the order cannot be what the
-        // others wait for: whatever is ready runs, so that a run never
-        // stalls.
-        rank == window.head || window.ahead < window.limit || self.running == 0
+        let i = node.index();
+        if i >= self.n_tasks {
+            return true;
+        }
+        let adds = usize::from(self.readers[i] > 0);
+        let held = self.held + bound.in_flight + adds;
+        // The order's next task needs room for itself; a task ahead of it,
+        // room for itself and for the order to go on from its next task.
+        let room = if self.ranks[i] as usize == bound.head {
+            0
+        } else {
+            bound.rise_at_head()
+        };
+        if held + room <= bound.limit {
+            return true;
+        }
+        // When it finishes it frees each input that no other task (running
+        // or not) still reads.
+        let frees = self
+            .data
+            .dependencies(node)
+            .iter()
+            .filter(|dep| self.readers[dep.index()] == 1)
+            .count();
+        adds <= frees
     }
 
     /// The bytes `node` adds when it starts: its spilled inputs, read back,
@@ -406,16 +499,20 @@ impl<'t> Scheduler<'t> {
     /// Counts the ready node `key` as running.
     fn start(&mut self, key: u64) {
         let node = NodeId::from_u32(key as u32);
-        let rank = (key >> 32) as usize;
-        if let Some(window) = &mut self.window
-            && rank != window.head
-            && rank < window.counted.len()
-        {
-            window.counted.insert(rank);
-            window.ahead += 1;
-        }
         self.running += 1;
         self.started.insert(node.index());
+        if let Some(bound) = &mut self.held_limit {
+            let rank = self.ranks[node.index()] as usize;
+            if rank < bound.started.len() {
+                bound.started.insert(rank);
+                while bound.head < bound.started.len() && bound.started[bound.head] {
+                    bound.head += 1;
+                }
+            }
+            if node.index() < self.n_tasks {
+                bound.in_flight += usize::from(self.readers[node.index()] > 0);
+            }
+        }
         if node.index() >= self.n_tasks {
             return;
         }
@@ -457,21 +554,13 @@ impl<'t> Scheduler<'t> {
     ) -> Result<(), Overflow> {
         self.running -= 1;
         self.left -= 1;
+        self.blocked = false;
         let i = node.index();
-        if let Some(window) = &mut self.window {
-            let rank = self.ranks[i] as usize;
-            if rank < window.finished.len() {
-                window.finished.insert(rank);
-                while window.head < window.finished.len() && window.finished[window.head] {
-                    if window.counted[window.head] {
-                        window.ahead -= 1;
-                    }
-                    window.head += 1;
-                }
-            }
-        }
         if i < self.n_tasks {
             self.tasks_run += 1;
+            if let Some(bound) = &mut self.held_limit {
+                bound.in_flight -= usize::from(self.readers[i] > 0);
+            }
             if let Some(memory) = &mut self.memory {
                 memory.running_bytes -= std::mem::take(&mut memory.reserved[i]);
                 memory.seen_bytes = memory.seen_bytes.saturating_add(bytes);
@@ -521,6 +610,7 @@ impl<'t> Scheduler<'t> {
                 with_inputs: false,
             });
         }
+        self.blocked = false;
         self.hold(node, bytes);
         self.make_ready(node);
         self.keep_within_limit(spill);
@@ -646,9 +736,10 @@ impl<'t> Scheduler<'t> {
         self.left == 0
     }
 
-    /// Whether [`Scheduler::start_next`] may give a node now.
+    /// Whether [`Scheduler::start_next`] may give a node now (it may still
+    /// find that none of the ready nodes fits the run's bounds).
     pub fn has_next(&self) -> bool {
-        self.ready.peek().is_some_and(|key| self.window_allows(key))
+        !self.blocked && self.ready.peek().is_some()
     }
 
     /// Nodes given out by [`Scheduler::start_next`] that have not finished.
@@ -789,10 +880,80 @@ fn rank_of(ranks: &[u32], node: NodeId) -> u64 {
     (u64::from(ranks[node.index()]) << 32) | u64::from(node.as_u32())
 }
 
+/// Per rank of an order, how far the results held rise over their count
+/// before that rank as one thread runs the order on from it: `rise[r]` is
+/// the most results held before any later rank, less those held before
+/// `r`, so `rise[0]` is the order's max pressure (as dask's diagnostics
+/// count it: a result is held from its task until its last reader). `ranks`
+/// number the needed nodes of `sched` `0..m`, every node after its
+/// dependencies (as [`run_order`] gives them); barriers (the nodes of
+/// `sched` past `data`'s) hold nothing. For [`HeldLimit::rise`].
+///
+/// **Complexity**: O(V + E).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+/// use graph_exec::pressure_rise;
+///
+/// // 0 and 1 both feed 2: the order 0, 1, 2 holds two results before 2.
+/// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+/// assert_eq!(pressure_rise(&topology, &topology, &[true; 3], &[0, 1, 2]), [2, 1, 0]);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn pressure_rise(
+    data: &Topology,
+    sched: &Topology,
+    needed: &[bool],
+    ranks: &[u32],
+) -> Vec<u32> {
+    let n_tasks = data.node_count();
+    let m = sched.node_ids().filter(|node| needed[node.index()]).count();
+    let mut at: Vec<Option<NodeId>> = vec![None; m];
+    for node in sched.node_ids().filter(|node| needed[node.index()]) {
+        if let Some(slot) = at.get_mut(ranks[node.index()] as usize) {
+            *slot = Some(node);
+        }
+    }
+    let mut readers: Vec<u32> = vec![0; n_tasks];
+    for node in at.iter().flatten().filter(|node| node.index() < n_tasks) {
+        for dep in data.dependencies(*node) {
+            readers[dep.index()] += 1;
+        }
+    }
+    // The results held before each rank.
+    let mut before: Vec<u32> = Vec::with_capacity(m);
+    let mut held = 0_u32;
+    for slot in &at {
+        before.push(held);
+        let Some(node) = slot.filter(|node| node.index() < n_tasks) else {
+            continue;
+        };
+        if readers[node.index()] > 0 {
+            held += 1;
+        }
+        for dep in data.dependencies(node) {
+            readers[dep.index()] -= 1;
+            if readers[dep.index()] == 0 {
+                held -= 1;
+            }
+        }
+    }
+    let mut highest = held;
+    for count in before.iter_mut().rev() {
+        highest = highest.max(*count);
+        *count = highest - *count;
+    }
+    before
+}
+
 /// The order in which one thread runs the needed nodes of `sched` when it
 /// always takes the ready node of lowest `priorities` (ties by node id): a
 /// rank per scheduling node, `0..m` over the `m` needed nodes (`u32::MAX`
-/// for the others), for [`SchedulerConfig::ranks`] with a window.
+/// for the others): the ranks of a [`Scheduler`] as distinct positions (its
+/// fastest ready set), and the sequence whose max pressure sets a
+/// [`SchedulerConfig::held_limit`].
 ///
 /// Where `priorities` already put every needed node after its dependencies
 /// (a static order does), this is their order; otherwise it is the order a
@@ -884,7 +1045,7 @@ mod tests {
                 needed: &needed,
                 mine: None,
                 ranks,
-                window: None,
+                held_limit: None,
                 memory_limit: None,
                 expected_bytes: &[],
             });

@@ -1,6 +1,6 @@
-//! A run that respects memory: with many threads it follows the static order
-//! (the results held stay within 1.1 times the order's max pressure, plus
-//! 8); under a memory limit it holds back tasks and spills results, gives
+//! A run that respects memory: with many threads the results held stay
+//! within 1.1 times the order's max pressure, plus 8, plus one per thread;
+//! under a memory limit it holds back tasks and spills results, gives
 //! the results of an unlimited run, and names the task whose result alone
 //! does not fit.
 
@@ -15,24 +15,24 @@ use graph_exec::{
 use graph_order::{OrderConfig, order_graph};
 
 #[test]
-fn many_threads_follow_the_order() {
+fn many_threads_hold_within_the_bound() {
     let registry = OpRegistry::<Dynamic>::builtins();
     for shape in Shape::ALL {
         let graph = shape.generate(100_000, 5);
         let order = order_graph(&graph, &OrderConfig::default()).unwrap();
         let pressure = max_pressure(graph.topology().unwrap(), order.priorities());
-        let bound = (1.1 * pressure as f64) as usize + 8;
         let options = RunOptions {
             priorities: Some(order.priorities()),
             ..RunOptions::default()
         };
         for threads in [2, 4] {
+            let bound = pressure + pressure / 10 + 8 + threads;
             let run = LocalExecutor::with_threads(threads)
                 .run(&graph, &registry, &leaves(&graph), &options)
                 .unwrap();
             assert!(
                 run.stats.peak_held <= bound,
-                "{} on {threads} threads held {} results, the order {pressure}",
+                "{} on {threads} threads held {} results, the order {pressure}, the bound {bound}",
                 shape.name(),
                 run.stats.peak_held
             );
