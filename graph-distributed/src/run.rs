@@ -557,7 +557,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             needed: &shared.needed,
             mine: Some(&shared.mine[me - shared.first_worker]),
             ranks: &shared.ranks,
-            window: None,
+            held_limit: None,
             memory_limit: shared.worker_memory_limit,
             expected_bytes: &shared.expected_bytes,
         });
@@ -655,7 +655,10 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             };
             self.run_task(node, runner, input);
             ran += 1;
-            if ran >= BATCH || (ran % 16 == 0 && started.elapsed() > SLICE) {
+            // Results go out only when the worker next looks at its
+            // channels: after a slow task at once, so that the workers that
+            // wait for it never wait on this worker's next tasks as well.
+            if ran >= BATCH || started.elapsed() > SLICE {
                 break;
             }
         }
