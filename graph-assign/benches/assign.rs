@@ -1,9 +1,10 @@
-//! Benchmarks: `assign` and `assign_mars` on 2-D array graphs of 10^4, 10^5
-//! and 10^6 tasks, placed on 16 workers.
+//! Benchmarks: `assign`, `assign_mars` and `assign_list` on 2-D array
+//! graphs of 10^4, 10^5 and 10^6 tasks, placed on 16 workers (and on 4 for
+//! `assign_list`).
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
-use graph_assign::{Workers, assign, assign_mars};
+use graph_assign::{ListConfig, Workers, assign, assign_mars};
 use graph_core::generate::Shape;
 use graph_core::{Dag, Topology};
 
@@ -42,6 +43,21 @@ fn mars(bencher: Bencher<'_, '_>, tasks: usize) {
         .counter(ItemsCount::new(dag.node_count()))
         .bench(|| {
             let assignment = assign_mars(black_box(&dag), &workers).unwrap();
+            assert_eq!(assignment.len(), dag.node_count());
+            assignment
+        });
+}
+
+#[divan::bench(consts = [4, 16], args = [10_000, 100_000, 1_000_000], sample_count = 10)]
+fn assign_list<const K: usize>(bencher: Bencher<'_, '_>, tasks: usize) {
+    let dag = topology(tasks);
+    let workers = Workers::new(K).expect("a few workers");
+    bencher
+        .counter(ItemsCount::new(dag.node_count()))
+        .bench(|| {
+            let assignment =
+                graph_assign::assign_list(black_box(&dag), &workers, &ListConfig::default())
+                    .expect("valid input");
             assert_eq!(assignment.len(), dag.node_count());
             assignment
         });

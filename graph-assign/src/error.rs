@@ -58,6 +58,19 @@ pub enum Error {
         /// The bound asked for.
         bound: f64,
     },
+    /// A transfer time (the latency of a result crossing between workers)
+    /// that is negative, infinite or not a number.
+    #[error("transfer time {seconds} is not a finite number of seconds, at least 0")]
+    BadTransferSeconds {
+        /// The time asked for.
+        seconds: f64,
+    },
+    /// A bandwidth that is zero, negative or not a number.
+    #[error("bandwidth {bandwidth} is not a positive number of bytes per second")]
+    BadBandwidth {
+        /// The bandwidth asked for.
+        bandwidth: f64,
+    },
     /// An assignment that names a worker that does not exist.
     #[error("task {node} is placed on worker {worker}, but there are only {workers} workers")]
     NoSuchWorker {

@@ -1,7 +1,8 @@
 //! Placing tasks on workers: Mars' initial assignment, dask.distributed's
 //! `decide_worker`, a partitioner that keeps the edge cut low within a balance
-//! bound, and the metrics (edge cut, transfer bytes, load imbalance) to compare
-//! them by.
+//! bound, a list scheduler that keeps every worker busy through the run, and
+//! the metrics (edge cut, transfer bytes, load imbalance, simulated wall time)
+//! to compare them by.
 //!
 //! - [`Workers`]: `k` workers with slots; [`Assignment`]: a worker per task.
 //! - [`assign`] (the default, [`assign_with`] for every option): a multilevel
@@ -10,6 +11,12 @@
 //!   greedy and k-way Fiduccia-Mattheyses refinement on the way back); close
 //!   to METIS' edge cut with every load within 3% of its share, in
 //!   near-linear time.
+//! - [`assign_list`]: list scheduling by upward rank (HEFT's priorities), run
+//!   ahead of time: each worker runs the tasks whose inputs it holds and takes
+//!   work from the others when it would be idle, so the graph finishes close
+//!   to its lower bound where `assign`'s workers wait on each other.
+//!   [`makespan`] simulates any placement's run under the same cost model
+//!   ([`ListConfig`]), to compare placements by estimated wall time.
 //! - [`assign_mars`]: Mars' `GraphAssigner` heuristic, deterministic.
 //! - [`decide_worker`] and [`ClusterState`]: dask.distributed's rule for one ready
 //!   task; [`assign_greedy`] applies it to a whole graph.
@@ -36,6 +43,7 @@ mod fm;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod inputs;
+mod list;
 mod mars;
 mod metrics;
 mod multilevel;
@@ -45,6 +53,7 @@ mod workers;
 pub use decide_worker::{ClusterState, DEFAULT_BANDWIDTH, assign_greedy, decide_worker};
 pub use error::Error;
 pub use inputs::{costs_of, sizes_of};
+pub use list::{DEFAULT_TRANSFER_SECONDS, ListConfig, assign_list, makespan};
 pub use mars::{assign_mars, shuffle_reducers};
 pub use metrics::{Metrics, edge_cut, imbalance, transfer_bytes};
 pub use partition::{AssignConfig, DEFAULT_MAX_IMBALANCE, assign, assign_with};
