@@ -3,16 +3,21 @@
 
 use graph_core::{Dag, TaskGraph, Topology};
 
-use crate::{Assignment, DEFAULT_MAX_IMBALANCE, Metrics, Workers, assign, assign_mars};
+use crate::{
+    Assignment, DEFAULT_MAX_IMBALANCE, ListConfig, Metrics, Workers, assign, assign_list,
+    assign_mars, makespan,
+};
 
 /// The most workers the fuzz inputs ask for (the byte after the graph picks
 /// `1..=MAX_WORKERS`).
 pub const MAX_WORKERS: usize = 24;
 
-/// `assign_total`: [`assign`] and [`assign_mars`] place every task of `graph`
-/// exactly once, on one of the `k` workers (`k` is clamped to
-/// `1..=MAX_WORKERS`), and give the same placement twice; [`assign`] keeps
-/// its balance bound.
+/// `assign_total`: [`assign`], [`assign_list`] and [`assign_mars`] place
+/// every task of `graph` exactly once, on one of the `k` workers (`k` is
+/// clamped to `1..=MAX_WORKERS`), and give the same placement twice;
+/// [`assign`] keeps its balance bound, and the simulated wall time of
+/// [`assign_list`]'s placement ([`makespan`]) is never below the bound no
+/// schedule beats, `max(work / slots, critical path)`.
 ///
 /// The bound is the one [`assign`] promises for any input: every load at
 /// most `max(1.03 × share, share + heaviest task)`, where a share is the
@@ -61,6 +66,23 @@ pub fn assign_total(graph: &TaskGraph, k: usize) {
             assert_eq!(first, again, "{label}: deterministic");
             check_total(&label, topology, workers, &first);
             check_balance(&label, topology, workers, &first, costs);
+
+            let config = ListConfig {
+                sizes,
+                costs,
+                ..ListConfig::default()
+            };
+            let label = format!("assign_list, {}", &label["assign, ".len()..]);
+            let first = assign_list(topology, workers, &config).expect("valid input");
+            let again = assign_list(topology, workers, &config).expect("valid input");
+            assert_eq!(first, again, "{label}: deterministic");
+            check_total(&label, topology, workers, &first);
+            let time = makespan(topology, workers, &first, &config).expect("it fits");
+            let bound = lower_bound(topology, workers, costs);
+            assert!(
+                time >= bound * (1.0 - 1e-9),
+                "{label}: a makespan of {time} below the bound {bound}"
+            );
         }
         let first = assign_mars(topology, workers).expect("valid input");
         assert_eq!(
@@ -70,6 +92,24 @@ pub fn assign_total(graph: &TaskGraph, k: usize) {
         );
         check_total("assign_mars", topology, workers, &first);
     }
+}
+
+/// `max(work / slots, critical path)`: no schedule on `workers` finishes
+/// sooner.
+fn lower_bound(topology: &Topology, workers: &Workers, costs: Option<&[f64]>) -> f64 {
+    let cost = |i: usize| costs.map_or(1.0, |costs| costs[i]);
+    let mut finish = vec![0.0_f64; topology.node_count()];
+    for &node in topology.topological_order() {
+        let ready = topology
+            .dependencies(node)
+            .iter()
+            .map(|dep| finish[dep.index()])
+            .fold(0.0, f64::max);
+        finish[node.index()] = ready + cost(node.index());
+    }
+    let critical = finish.iter().copied().fold(0.0, f64::max);
+    let work: f64 = (0..topology.node_count()).map(cost).sum();
+    (work / workers.total_slots() as f64).max(critical)
 }
 
 /// Every task placed once, on a worker that exists.

@@ -96,11 +96,13 @@ pub struct RunOptions<'a> {
 /// tasks wait for room and results spill to disk. With one thread the tasks run exactly in priority
 /// order, so the peak number of held results is the order's max pressure `P`.
 /// With several, an idle thread starts the ready task of best priority
-/// whenever the results held, with those of the running tasks, stay within
-/// `1.1 P + 8`; past that it starts a task that frees as many results as it
-/// adds, and waits only where none does. Parallel first, frugal within
-/// that: independent chains or a wavefront run side by side, and the
-/// results held stay within `1.1 P + 8` plus one per thread.
+/// whenever the results held, with those of the running tasks and the room
+/// the order needs to go on from its next task, stay within `1.1 P + 8`;
+/// past that it starts the order's next task if its result fits, or a task
+/// that frees as many results as it adds, and waits only where none does
+/// ([`HeldLimit`]). Parallel first, frugal within that: independent chains
+/// or a wavefront run side by side, and the results held stay within
+/// `1.1 P + 8` plus about one per thread.
 ///
 /// It matches `dask.threaded.get` / `dask.local.get_async` in what it computes,
 /// returns and reports on failure.
@@ -379,9 +381,13 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         // How many tasks to take at once: one until this worker's tasks
         // have shown themselves quick.
         let mut batch = 1;
+        let mut last_batch: Option<std::time::Instant> = None;
         let mut freed: Vec<NodeId> = Vec::new();
         let mut spill: Vec<NodeId> = Vec::new();
         loop {
+            // Whether more tasks could be taken than were: only then does
+            // the size of a batch matter, and the tasks are timed.
+            let plenty: bool;
             {
                 let mut state = lock(&self.state);
                 for (node, bytes) in done.drain(..) {
@@ -462,6 +468,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                     state.idle -= 1;
                 }
                 let startable = state.scheduler.has_next();
+                plenty = startable || taken.len() > 1;
                 self.startable.store(startable, Ordering::Release);
                 if startable && state.idle > 0 {
                     self.wake.notify_one();
@@ -469,7 +476,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             }
             self.free(&mut freed);
             let ran = taken.len() as u32;
-            let started = std::time::Instant::now();
+
             for node in taken.drain(..) {
                 let bytes = if node.index() < self.slots.len() {
                     match self.run_task(node, &mut stack, &mut times) {
@@ -487,11 +494,23 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                 };
                 done.push((node, bytes));
             }
-            batch = if started.elapsed() < QUICK_TASK * ran {
-                self.batch
+            // One thread takes one task at a time, to follow the priorities
+            // exactly: it need not time them. Several time each batch where
+            // there was more to take, by one look at the clock from the end
+            // of the batch before (which also counts the time at the lock).
+            if self.batch > 1 && plenty {
+                let now = std::time::Instant::now();
+                if let Some(before) = last_batch {
+                    batch = if now - before < QUICK_TASK * ran {
+                        self.batch
+                    } else {
+                        1
+                    };
+                }
+                last_batch = Some(now);
             } else {
-                1
-            };
+                last_batch = None;
+            }
         }
     }
 

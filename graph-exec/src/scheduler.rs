@@ -62,10 +62,11 @@ pub struct SchedulerConfig<'a> {
 /// first task not started would still raise them (its `rise`), stay within
 /// `limit`: running ahead of the order never leaves too little room to go
 /// on with it. Past that, a ready task starts only if it is the order's
-/// next task, or frees at least as many results as it adds (no other task
-/// reads an input it reads); where neither is among the first few ready
-/// tasks, it waits for a running task to finish, and with nothing running
-/// the first starts regardless, so that a run never stalls. With `limit`
+/// next task and its own result fits the limit, or if it frees at least as
+/// many results as it adds (no other task reads an input it reads); where
+/// neither is among the first few ready tasks, the executor waits for a
+/// running task to finish, and with nothing running the first starts
+/// regardless, so that a run never stalls. With `limit`
 /// `1.1 P + 8`, independent chains and wavefronts run side by side, and the
 /// results held stay within the limit plus about one per running task.
 ///
@@ -262,6 +263,11 @@ struct Memory<'t> {
 /// may start.
 const LOOKAHEAD: usize = 64;
 
+/// How many ready tasks a scheduler bounding the results held looks through
+/// for one that frees as many as it adds: such a task reads results that are
+/// all there, so the order ranks it early, among the first ready ones.
+const FREEING_LOOKAHEAD: usize = 16;
+
 impl<'t> Scheduler<'t> {
     /// A scheduler before anything has run: the nodes this executor runs
     /// whose inputs are all available are ready.
@@ -366,18 +372,25 @@ impl<'t> Scheduler<'t> {
         let Some(first) = self.ready.peek() else {
             return Ok(None);
         };
-        if self.held_limit.is_none() && self.memory.is_none() {
+        if self.blocked {
+            return Ok(None);
+        }
+        if self.may_start(NodeId::from_u32(first as u32)) {
             self.ready.take_first(first);
             self.start(first);
             return Ok(Some(NodeId::from_u32(first as u32)));
         }
-        if self.blocked {
-            return Ok(None);
-        }
-        // The first ready node (by rank) that may start; those looked past
-        // go back into the ready set.
+        // The first ready node (by rank) after it that may start; those
+        // looked past go back into the ready set.
+        self.ready.take_first(first);
+        self.passed.push(first);
         let mut chosen = None;
-        while self.passed.len() < LOOKAHEAD
+        let lookahead = if self.memory.is_some() {
+            LOOKAHEAD
+        } else {
+            FREEING_LOOKAHEAD
+        };
+        while self.passed.len() < lookahead
             && let Some(key) = self.ready.pop()
         {
             if self.may_start(NodeId::from_u32(key as u32)) {
@@ -1016,6 +1029,66 @@ mod tests {
     use graph_core::{NodeId, Topology};
 
     use super::{Ready, Scheduler, SchedulerConfig};
+
+    /// Under a bound on held results, a task ahead of the order starts
+    /// while it leaves room for the order to go on, and waits when it would
+    /// not; the order's next task needs room for its own result only.
+    #[test]
+    fn a_held_limit_lets_tasks_run_ahead_within_it() {
+        // Three chains of two, 0 -> 1, 2 -> 3, 4 -> 5, run in that order:
+        // one result held at a time.
+        let topology = Topology::from_edges(6, [(0, 1), (2, 3), (4, 5)]).unwrap();
+        let needed = [true; 6];
+        let ranks = [0, 1, 2, 3, 4, 5];
+        let rise = super::pressure_rise(&topology, &topology, &needed, &ranks);
+        assert_eq!(rise, [1, 0, 1, 0, 1, 0]);
+        let mut scheduler = Scheduler::new(&SchedulerConfig {
+            data: &topology,
+            sched: &topology,
+            needed: &needed,
+            mine: None,
+            ranks: &ranks,
+            held_limit: Some(super::HeldLimit {
+                limit: 2,
+                rise: &rise,
+            }),
+            memory_limit: None,
+            expected_bytes: &[],
+        });
+        let (mut freed, mut spill) = (Vec::new(), Vec::new());
+        let next = |scheduler: &mut Scheduler<'_>| {
+            scheduler
+                .start_next(&mut Vec::new())
+                .unwrap()
+                .map(NodeId::index)
+        };
+        // The order's first task, then the second chain beside it: two
+        // results to come, within the limit.
+        assert_eq!(next(&mut scheduler), Some(0));
+        assert_eq!(next(&mut scheduler), Some(2));
+        // A third would make three.
+        assert_eq!(next(&mut scheduler), None);
+        assert!(!scheduler.has_next());
+        scheduler
+            .finished(NodeId::new(0), 1, &mut freed, &mut spill)
+            .unwrap();
+        // 1 is the order's next task; 4 still has no room.
+        assert_eq!(next(&mut scheduler), Some(1));
+        assert_eq!(next(&mut scheduler), None);
+        scheduler
+            .finished(NodeId::new(2), 1, &mut freed, &mut spill)
+            .unwrap();
+        // 3 frees what it adds; 4, the order's next task now, needs room
+        // for its own result, which 1 makes when it has run.
+        assert_eq!(next(&mut scheduler), Some(3));
+        assert_eq!(next(&mut scheduler), None);
+        scheduler
+            .finished(NodeId::new(1), 1, &mut freed, &mut spill)
+            .unwrap();
+        assert_eq!(freed, [NodeId::new(0)]);
+        assert_eq!(next(&mut scheduler), Some(4));
+        assert_eq!(scheduler.peak_held(), 2);
+    }
 
     /// Independent nodes come out lowest rank first, ties by node id,
     /// whether the ranks are distinct (the bit set) or tie or spread far
