@@ -1,12 +1,14 @@
-//! `taskgraph assign FILE --workers K [--strategy auto|mars] [--json]`: place
-//! a graph on workers and report the network cost and the balance.
+//! `taskgraph assign FILE --workers K [--strategy time|cut|mars] [--json]`:
+//! place a graph on workers and report the network cost and the balance.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use graph_assign::{Assignment, Metrics, Workers, assign, assign_mars, costs_of, sizes_of};
+use graph_assign::{
+    Assignment, ListConfig, Metrics, Workers, assign, assign_list, assign_mars, costs_of, sizes_of,
+};
 use graph_core::{Key, NodeId, TaskGraph};
 use serde::{Deserialize, Serialize};
 
@@ -18,9 +20,11 @@ pub(crate) struct Args {
     /// The number of workers to place the tasks on.
     #[arg(long, value_name = "K", value_parser = crate::flags::workers)]
     workers: usize,
-    /// `auto`: the partitioner (near METIS' cut, loads within 3%);
-    /// `mars`: Mars' initial assignment, for comparison.
-    #[arg(long, value_enum, default_value_t = Placer::Auto)]
+    /// `time` (the placement of `run --processes`): every worker kept busy
+    /// over the run by list scheduling, with a price on each cut edge;
+    /// `cut` (or `auto`): the partitioner, fewest edges cut with loads within
+    /// 3% (near METIS'); `mars`: Mars' initial assignment, for comparison.
+    #[arg(long, value_enum, default_value_t = Placer::Time)]
     strategy: Placer,
     /// Print one JSON object, with the worker of every task, instead of a
     /// table.
@@ -31,8 +35,12 @@ pub(crate) struct Args {
 /// How to place the tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Placer {
+    /// `graph_assign::assign_list`, with sizes and costs from the file: the
+    /// placement of a run across processes.
+    Time,
     /// `graph_assign::assign`, with sizes and costs from the file.
-    Auto,
+    #[value(alias = "auto")]
+    Cut,
     /// `graph_assign::assign_mars`.
     Mars,
 }
@@ -157,7 +165,15 @@ pub(crate) fn place(
     let costs = costs_of(graph);
     let start = Instant::now();
     let assignment = match placer {
-        Placer::Auto => assign(dag, workers, Some(&sizes), costs.as_deref())?,
+        Placer::Time => {
+            let config = ListConfig {
+                sizes: Some(&sizes),
+                costs: costs.as_deref(),
+                ..ListConfig::default()
+            };
+            assign_list(dag, workers, &config)?
+        }
+        Placer::Cut => assign(dag, workers, Some(&sizes), costs.as_deref())?,
         Placer::Mars => assign_mars(dag, workers)?,
     };
     let elapsed = start.elapsed();

@@ -33,7 +33,56 @@ fn json_output_places_every_task_once() {
         assert_eq!(pair[0], serde_json::to_value(key).unwrap());
         assert!(pair[1].as_u64().unwrap() < 4);
     }
-    assert!(report["imbalance"].as_f64().unwrap() <= 1.03 + 1e-9 || graph.len() < 100);
+    // The partitioner, by its name or its old one, keeps every load within
+    // 3% of its share.
+    for strategy in ["cut", "auto"] {
+        let run = taskgraph(
+            &[
+                "assign",
+                "-",
+                "--workers",
+                "4",
+                "--json",
+                "--strategy",
+                strategy,
+            ],
+            text.as_bytes(),
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        assert!(graph.len() > 100);
+        assert!(report["imbalance"].as_f64().unwrap() <= 1.03 + 1e-9);
+    }
+}
+
+/// The default placement keeps every worker busy: on independent chains,
+/// whole chains to each worker, nothing cut.
+#[test]
+fn the_time_placement_keeps_chains_whole() {
+    let mut graph = graph_core::TaskGraph::new();
+    for chain in 0..8_i64 {
+        for step in 0..20_i64 {
+            let input = if step == 0 {
+                graph_core::Term::lit(chain)
+            } else {
+                graph_core::Term::call("inc", [graph_core::Term::key(("c", chain, step - 1))])
+            };
+            graph.insert(("c", chain, step), input).unwrap();
+        }
+    }
+    let text = json::to_string(&graph).unwrap();
+    let run = taskgraph(
+        &["assign", "-", "--workers", "4", "--json"],
+        text.as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["edge_cut"], 0);
+    let mut per_worker = [0; 4];
+    for pair in report["assignment"].as_array().unwrap() {
+        per_worker[pair[1].as_u64().unwrap() as usize] += 1;
+    }
+    assert_eq!(per_worker, [40; 4]);
 }
 
 #[test]

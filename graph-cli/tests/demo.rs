@@ -1,6 +1,7 @@
 //! `taskgraph demo` runs on its built-in graph and tells the whole story:
 //! the graph, optimization, rewriting, order, placement, run (on all cores
-//! and across two processes), picture.
+//! and across two processes), picture, and tasks that take time on one
+//! thread and on four.
 
 mod common;
 
@@ -20,6 +21,9 @@ fn demo_tells_the_whole_story() {
         "print3 = 'word list has 3 occurrences of pear, out of 7 words'",
         "Run across 2 worker processes",
         "14 tasks run by 2 workers; ",
+        "Tasks that take time: 8 chains of 25 tasks",
+        "  4 threads: ",
+        "  the same results",
     ] {
         assert!(
             run.stdout.contains(part),
@@ -41,5 +45,21 @@ fn demo_tells_the_whole_story() {
     assert!(again.stdout.contains("demo-order-2."), "{}", again.stdout);
     assert_eq!(std::fs::read(dir.join("demo-order.svg")).ok(), before);
     assert_eq!(run.stderr, "");
+    // Four threads run the chains side by side: the ratio of their times to
+    // the best four threads can do, not a wall-clock limit.
+    let ratios: Vec<f64> = run
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            line.split_once(" s (")?
+                .1
+                .split_once("x the best")?
+                .0
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(ratios.len(), 2, "{}", run.stdout);
+    assert!(ratios[1] * 2.0 < ratios[0], "{}", run.stdout);
     std::fs::remove_dir_all(&dir).unwrap();
 }
