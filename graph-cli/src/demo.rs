@@ -130,10 +130,11 @@ fn parallel_step(out: &mut impl Write) -> anyhow::Result<()> {
         let seconds = started.elapsed().as_secs_f64();
         writeln!(
             out,
-            "  {threads} thread{}: {seconds:.2} s ({:.2}x the best), at most {} results held",
+            "  {threads} thread{}: {seconds:.2} s ({:.2}x the best), at most {} result{} held",
             if threads == 1 { " " } else { "s" },
             seconds / best,
-            run.stats.peak_held
+            run.stats.peak_held,
+            if run.stats.peak_held == 1 { "" } else { "s" }
         )?;
         outputs.push(run.output);
     }

@@ -72,6 +72,39 @@ fn runs_a_generated_graph_like_the_library() {
     assert_eq!(report["tasks_run"], graph.len());
 }
 
+/// With several threads (and the default memory limit), the results held
+/// stay within 1.1 times the max pressure of the order `taskgraph order`
+/// prints, plus 8, plus one per thread.
+#[test]
+fn many_threads_hold_within_the_orders_bound() {
+    for shape in ["random", "shuffle", "tree"] {
+        let graph = generate::Shape::ALL
+            .into_iter()
+            .find(|s| s.name() == shape)
+            .unwrap()
+            .generate(20_000, 3);
+        let text = json::to_string(&graph).unwrap();
+        let order = taskgraph(&["order", "-", "--json"], text.as_bytes());
+        assert_eq!(order.code, Some(0), "{}", order.stderr);
+        let order: serde_json::Value = serde_json::from_str(&order.stdout).unwrap();
+        let pressure = order["max_pressure"].as_u64().unwrap();
+        for threads in [2_u64, 4] {
+            let run = taskgraph(
+                &["run", "-", "--json", "--threads", &threads.to_string()],
+                text.as_bytes(),
+            );
+            assert_eq!(run.code, Some(0), "{}", run.stderr);
+            let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+            let held = report["peak_held"].as_u64().unwrap();
+            let bound = pressure + pressure / 10 + 8 + threads;
+            assert!(
+                held <= bound,
+                "{shape} on {threads} threads held {held}, the bound {bound}"
+            );
+        }
+    }
+}
+
 #[test]
 fn failures_and_missing_ops_are_errors() {
     let failing = r#"{"format": "taskgraph-json/1", "tasks": [

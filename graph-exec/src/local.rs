@@ -216,7 +216,7 @@ impl LocalExecutor {
         // With one thread the tasks run exactly in priority order. With
         // several, whatever is ready runs, best priority first, while the
         // results held stay within about a tenth of the order's own max
-        // pressure (and a few) of it; a memory limit bounds bytes instead.
+        // pressure (and a few) of it, and within the memory limit.
         let (ranks, rise) = if n_threads == 1 {
             (priorities, None)
         } else {
@@ -225,11 +225,8 @@ impl LocalExecutor {
             } else {
                 Cow::Owned(run_order(&sched, &needed, &priorities))
             };
-            let rise = match options.memory_limit {
-                Some(_) => None,
-                None => Some(pressure_rise(plan.topology, &sched, &needed, &ranks)),
-            };
-            (ranks, rise)
+            let rise = pressure_rise(plan.topology, &sched, &needed, &ranks);
+            (ranks, Some(rise))
         };
         let held_limit = rise.as_deref().map(|rise| {
             let pressure = rise.first().map_or(0, |&p| p as usize);

@@ -230,11 +230,27 @@ struct HeldBound<'t> {
     started: FixedBitSet,
     /// The lowest rank whose node has not started: the order's next task.
     head: usize,
+    /// Per rank: its node started ahead of the head, and its result is held
+    /// (or will be) until the head passes it or it is freed. The order's
+    /// rise from the head counts such results again.
+    ahead: FixedBitSet,
+    n_ahead: usize,
 }
 
 impl HeldBound<'_> {
-    fn rise_at_head(&self) -> usize {
-        self.rise.get(self.head).map_or(0, |&r| r as usize)
+    /// The room the order needs to go on from its next task: its rise, less
+    /// the results run ahead of it, which that rise counts again.
+    fn room(&self) -> usize {
+        let rise = self.rise.get(self.head).map_or(0, |&r| r as usize);
+        rise.saturating_sub(self.n_ahead)
+    }
+
+    /// The result of the task of `rank` is no longer held.
+    fn freed(&mut self, rank: usize) {
+        if rank < self.ahead.len() && self.ahead[rank] {
+            self.ahead.set(rank, false);
+            self.n_ahead -= 1;
+        }
     }
 }
 
@@ -323,6 +339,8 @@ impl<'t> Scheduler<'t> {
                 in_flight: 0,
                 started: FixedBitSet::with_capacity(left),
                 head: 0,
+                ahead: FixedBitSet::with_capacity(left),
+                n_ahead: 0,
             }),
             memory: memory_limit.map(|limit| Memory {
                 limit,
@@ -454,7 +472,7 @@ impl<'t> Scheduler<'t> {
         let room = if self.ranks[i] as usize == bound.head {
             0
         } else {
-            bound.rise_at_head()
+            bound.room()
         };
         if held + room <= bound.limit {
             return true;
@@ -516,14 +534,18 @@ impl<'t> Scheduler<'t> {
         self.started.insert(node.index());
         if let Some(bound) = &mut self.held_limit {
             let rank = self.ranks[node.index()] as usize;
+            let adds = node.index() < self.n_tasks && self.readers[node.index()] > 0;
+            bound.in_flight += usize::from(adds);
             if rank < bound.started.len() {
+                if adds && rank > bound.head {
+                    bound.ahead.insert(rank);
+                    bound.n_ahead += 1;
+                }
                 bound.started.insert(rank);
                 while bound.head < bound.started.len() && bound.started[bound.head] {
+                    bound.freed(bound.head);
                     bound.head += 1;
                 }
-            }
-            if node.index() < self.n_tasks {
-                bound.in_flight += usize::from(self.readers[node.index()] > 0);
             }
         }
         if node.index() >= self.n_tasks {
@@ -649,6 +671,9 @@ impl<'t> Scheduler<'t> {
             self.readers[d] -= 1;
             if self.readers[d] == 0 {
                 self.held -= 1;
+                if let Some(bound) = &mut self.held_limit {
+                    bound.freed(self.ranks[d] as usize);
+                }
                 let on_disk = match &mut self.memory {
                     Some(memory) if memory.spilled.contains(d) => {
                         memory.spilled.set(d, false);
