@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
@@ -320,7 +321,7 @@ const BATCH: usize = 4;
 /// time: taking several would hold back work an idle worker could start,
 /// for a saving (the lock taken once rather than a few times) that a task
 /// this long makes negligible.
-const QUICK_TASK: std::time::Duration = std::time::Duration::from_micros(20);
+const QUICK_TASK: Duration = Duration::from_micros(20);
 
 /// How many times a worker with nothing to take looks for progress before
 /// it sleeps: a few microseconds.
@@ -378,7 +379,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         // How many tasks to take at once: one until this worker's tasks
         // have shown themselves quick.
         let mut batch = 1;
-        let mut last_batch: Option<std::time::Instant> = None;
+        let mut last_batch: Option<Instant> = None;
         let mut freed: Vec<NodeId> = Vec::new();
         let mut spill: Vec<NodeId> = Vec::new();
         loop {
@@ -473,7 +474,6 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             }
             self.free(&mut freed);
             let ran = taken.len() as u32;
-
             for node in taken.drain(..) {
                 let bytes = if node.index() < self.slots.len() {
                     match self.run_task(node, &mut stack, &mut times) {
@@ -496,7 +496,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             // there was more to take, by one look at the clock from the end
             // of the batch before (which also counts the time at the lock).
             if self.batch > 1 && plenty {
-                let now = std::time::Instant::now();
+                let now = Instant::now();
                 if let Some(before) = last_batch {
                     batch = if now - before < QUICK_TASK * ran {
                         self.batch

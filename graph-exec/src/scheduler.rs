@@ -59,9 +59,9 @@ pub struct SchedulerConfig<'a> {
 /// gives them) holds at most its max pressure `P` on one thread. With
 /// several, any ready task may start, lowest rank first, while the results
 /// held and those of the running tasks, plus how far the order from its
-/// first task not started would still raise them (its `rise`), stay within
-/// `limit`: running ahead of the order never leaves too little room to go
-/// on with it. Past that, a ready task starts only if it is the order's
+/// first task not started would still raise them (its `rise`, less the
+/// results already run ahead of it, which the rise counts again), stay
+/// within `limit`: running ahead of the order leaves room to go on with it. Past that, a ready task starts only if it is the order's
 /// next task and its own result fits the limit, or if it frees at least as
 /// many results as it adds (no other task reads an input it reads); where
 /// neither is among the first few ready tasks, the executor waits for a
