@@ -5,7 +5,7 @@ use graph_core::{Dag, TaskGraph, Topology};
 
 use crate::{
     Assignment, DEFAULT_MAX_IMBALANCE, ListConfig, Metrics, Workers, assign, assign_list,
-    assign_mars, makespan,
+    assign_mars, makespan, makespan_bound,
 };
 
 /// The most workers the fuzz inputs ask for (the byte after the graph picks
@@ -78,7 +78,7 @@ pub fn assign_total(graph: &TaskGraph, k: usize) {
             assert_eq!(first, again, "{label}: deterministic");
             check_total(&label, topology, workers, &first);
             let time = makespan(topology, workers, &first, &config).expect("it fits");
-            let bound = lower_bound(topology, workers, costs);
+            let bound = makespan_bound(topology, workers, costs).expect("valid input");
             assert!(
                 time >= bound * (1.0 - 1e-9),
                 "{label}: a makespan of {time} below the bound {bound}"
@@ -92,24 +92,6 @@ pub fn assign_total(graph: &TaskGraph, k: usize) {
         );
         check_total("assign_mars", topology, workers, &first);
     }
-}
-
-/// `max(work / slots, critical path)`: no schedule on `workers` finishes
-/// sooner.
-fn lower_bound(topology: &Topology, workers: &Workers, costs: Option<&[f64]>) -> f64 {
-    let cost = |i: usize| costs.map_or(1.0, |costs| costs[i]);
-    let mut finish = vec![0.0_f64; topology.node_count()];
-    for &node in topology.topological_order() {
-        let ready = topology
-            .dependencies(node)
-            .iter()
-            .map(|dep| finish[dep.index()])
-            .fold(0.0, f64::max);
-        finish[node.index()] = ready + cost(node.index());
-    }
-    let critical = finish.iter().copied().fold(0.0, f64::max);
-    let work: f64 = (0..topology.node_count()).map(cost).sum();
-    (work / workers.total_slots() as f64).max(critical)
 }
 
 /// Every task placed once, on a worker that exists.

@@ -230,6 +230,54 @@ pub fn makespan(
     Ok(run(&dag, workers, &model, Some(assignment.as_slice())).1)
 }
 
+/// The wall time no placement of `dag` on `workers` beats, whatever the
+/// transfers: `max(work / slots, critical path)`, the total cost spread
+/// evenly over every slot or the costliest path through the graph, with
+/// `costs` in seconds (`None`: 1 per task). [`makespan`] is never less.
+///
+/// # Errors
+///
+/// [`Error::Graph`] if `dag` is not a DAG, [`Error::LengthMismatch`] if
+/// `costs` is not one per task, [`Error::BadCost`] for a negative or
+/// non-finite cost.
+///
+/// # Complexity
+///
+/// O(V + E).
+///
+/// # Example
+///
+/// ```
+/// use graph_assign::{Workers, makespan_bound};
+/// use graph_core::Topology;
+///
+/// // Two chains of three: 3 s on two workers, 6 s of work over one.
+/// let dag = Topology::from_edges(6, [(0, 1), (1, 2), (3, 4), (4, 5)])?;
+/// assert_eq!(makespan_bound(&dag, &Workers::new(2)?, None)?, 3.0);
+/// assert_eq!(makespan_bound(&dag, &Workers::new(1)?, None)?, 6.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn makespan_bound(
+    dag: &impl Dag,
+    workers: &Workers,
+    costs: Option<&[f64]>,
+) -> Result<f64, Error> {
+    let dag = Topology::checked(dag)?;
+    let costs = loads(costs, dag.node_count())?;
+    let mut path = vec![0.0_f64; dag.node_count()];
+    for &node in dag.topological_order() {
+        let ready = dag
+            .dependencies(node)
+            .iter()
+            .map(|dep| path[dep.index()])
+            .fold(0.0, f64::max);
+        path[node.index()] = ready + costs[node.index()];
+    }
+    let critical = path.iter().copied().fold(0.0, f64::max);
+    let work: f64 = costs.iter().sum();
+    Ok((work / workers.total_slots() as f64).max(critical))
+}
+
 /// The checked cost model of one graph, in dense vectors, and the priority
 /// of every task.
 struct Model {

@@ -7,27 +7,13 @@
 mod common;
 
 use graph_assign::{
-    Assignment, Error, ListConfig, Workers, assign, assign_list, edge_cut, makespan,
+    Assignment, Error, ListConfig, Workers, assign, assign_list, edge_cut, makespan, makespan_bound,
 };
 use graph_core::generate::{self, Rng, Shape};
 use graph_core::{Dag, NodeId, Topology};
 
-/// No schedule of `dag` on `workers` finishes before all the work is spread
-/// evenly over every slot, nor before its costliest path is done.
 fn lower_bound(dag: &Topology, workers: &Workers, costs: Option<&[f64]>) -> f64 {
-    let cost = |node: NodeId| costs.map_or(1.0, |costs| costs[node.index()]);
-    let work: f64 = dag.node_ids().map(cost).sum();
-    let mut path = vec![0.0_f64; dag.node_count()];
-    for &node in dag.topological_order() {
-        let before = dag
-            .dependencies(node)
-            .iter()
-            .map(|dep| path[dep.index()])
-            .fold(0.0, f64::max);
-        path[node.index()] = before + cost(node);
-    }
-    let critical = path.iter().copied().fold(0.0, f64::max);
-    (work / workers.total_slots() as f64).max(critical)
+    makespan_bound(dag, workers, costs).unwrap()
 }
 
 /// Makespan, lower bound and edge cut of a placement, with the default

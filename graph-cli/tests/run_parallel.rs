@@ -9,26 +9,21 @@
 mod common;
 
 use common::{scratch, taskgraph};
+use graph_core::generate::Rng;
 use graph_core::{Key, TaskGraph, Term, json};
 
 /// `n` tasks that each sleep `seconds`, each reading one to three of the
 /// `span` tasks before it, as the checksum of their values.
 fn sleeping_random_dag(n: usize, span: usize, seconds: f64) -> TaskGraph {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut below = move |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
+    let mut rng = Rng::new(3);
     let key = |i: usize| Key::from(("t", i as i64));
     let mut graph = TaskGraph::with_capacity(n);
     for i in 0..n {
         let value = if i == 0 {
             Term::lit(1)
         } else {
-            let inputs: Vec<Term> = (0..1 + below(3))
-                .map(|_| Term::Ref(key(i - 1 - below(i.min(span)))))
+            let inputs: Vec<Term> = (0..1 + rng.below(3))
+                .map(|_| Term::Ref(key(i - 1 - rng.below(i.min(span)))))
                 .collect();
             Term::call("checksum", inputs)
         };

@@ -58,10 +58,11 @@ pub struct SchedulerConfig<'a> {
 /// nodes `0..m` with every node after its dependencies, as [`run_order`]
 /// gives them) holds at most its max pressure `P` on one thread. With
 /// several, any ready task may start, lowest rank first, while the results
-/// held and those of the running tasks, plus how far the order from its
-/// first task not started would still raise them (its `rise`, less the
-/// results already run ahead of it, which the rise counts again), stay
-/// within `limit`: running ahead of the order leaves room to go on with it. Past that, a ready task starts only if it is the order's
+/// held and those of the running tasks stay within `limit`, and so do they
+/// with how far the order from its first task not started would still raise
+/// them (its `rise`), leaving out the results that only running tasks still
+/// read (they go when those finish): running ahead of the order leaves room
+/// to go on with it. Past that, a ready task starts only if it is the order's
 /// next task and its own result fits the limit, or if it frees at least as
 /// many results as it adds (no other task reads an input it reads); where
 /// neither is among the first few ready tasks, the executor waits for a
@@ -230,27 +231,18 @@ struct HeldBound<'t> {
     started: FixedBitSet,
     /// The lowest rank whose node has not started: the order's next task.
     head: usize,
-    /// Per rank: its node started ahead of the head, and its result is held
-    /// (or will be) until the head passes it or it is freed. The order's
-    /// rise from the head counts such results again.
-    ahead: FixedBitSet,
-    n_ahead: usize,
+    /// Per task: readers of its result (of this executor) that have not
+    /// started.
+    unstarted: Vec<u32>,
+    /// Results held whose every remaining reader is running: freed as those
+    /// finish, and so no part of what the order holds from its next task on.
+    doomed: usize,
 }
 
 impl HeldBound<'_> {
-    /// The room the order needs to go on from its next task: its rise, less
-    /// the results run ahead of it, which that rise counts again.
-    fn room(&self) -> usize {
-        let rise = self.rise.get(self.head).map_or(0, |&r| r as usize);
-        rise.saturating_sub(self.n_ahead)
-    }
-
-    /// The result of the task of `rank` is no longer held.
-    fn freed(&mut self, rank: usize) {
-        if rank < self.ahead.len() && self.ahead[rank] {
-            self.ahead.set(rank, false);
-            self.n_ahead -= 1;
-        }
+    /// How far the order from its next task would raise the results held.
+    fn rise_at_head(&self) -> usize {
+        self.rise.get(self.head).map_or(0, |&r| r as usize)
     }
 }
 
@@ -339,8 +331,8 @@ impl<'t> Scheduler<'t> {
                 in_flight: 0,
                 started: FixedBitSet::with_capacity(left),
                 head: 0,
-                ahead: FixedBitSet::with_capacity(left),
-                n_ahead: 0,
+                unstarted: readers.clone(),
+                doomed: 0,
             }),
             memory: memory_limit.map(|limit| Memory {
                 limit,
@@ -467,14 +459,13 @@ impl<'t> Scheduler<'t> {
         }
         let adds = usize::from(self.readers[i] > 0);
         let held = self.held + bound.in_flight + adds;
-        // The order's next task needs room for itself; a task ahead of it,
-        // room for itself and for the order to go on from its next task.
-        let room = if self.ranks[i] as usize == bound.head {
-            0
-        } else {
-            bound.room()
-        };
-        if held + room <= bound.limit {
+        // The order's next task needs room for its own result; a task ahead
+        // of it, room too for the order to go on from its next task (which
+        // the results only running tasks still read leave as they finish).
+        let fits = held <= bound.limit
+            && (self.ranks[i] as usize == bound.head
+                || held.saturating_sub(bound.doomed) + bound.rise_at_head() <= bound.limit);
+        if fits {
             return true;
         }
         // When it finishes it frees each input that no other task (running
@@ -534,17 +525,18 @@ impl<'t> Scheduler<'t> {
         self.started.insert(node.index());
         if let Some(bound) = &mut self.held_limit {
             let rank = self.ranks[node.index()] as usize;
-            let adds = node.index() < self.n_tasks && self.readers[node.index()] > 0;
-            bound.in_flight += usize::from(adds);
             if rank < bound.started.len() {
-                if adds && rank > bound.head {
-                    bound.ahead.insert(rank);
-                    bound.n_ahead += 1;
-                }
                 bound.started.insert(rank);
                 while bound.head < bound.started.len() && bound.started[bound.head] {
-                    bound.freed(bound.head);
                     bound.head += 1;
+                }
+            }
+            if node.index() < self.n_tasks {
+                bound.in_flight += usize::from(self.readers[node.index()] > 0);
+                for dep in self.data.dependencies(node) {
+                    let d = dep.index();
+                    bound.unstarted[d] -= 1;
+                    bound.doomed += usize::from(bound.unstarted[d] == 0);
                 }
             }
         }
@@ -672,7 +664,7 @@ impl<'t> Scheduler<'t> {
             if self.readers[d] == 0 {
                 self.held -= 1;
                 if let Some(bound) = &mut self.held_limit {
-                    bound.freed(self.ranks[d] as usize);
+                    bound.doomed -= 1;
                 }
                 let on_disk = match &mut self.memory {
                     Some(memory) if memory.spilled.contains(d) => {

@@ -14,6 +14,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{leaves, max_pressure};
+use graph_core::generate::Rng;
 use graph_core::{Key, TaskGraph, Term};
 use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Run, RunOptions};
 use graph_order::{OrderConfig, order_graph};
@@ -96,20 +97,14 @@ fn tree(leaves: usize) -> TaskGraph {
 
 /// `n` tasks, each reading one to three of the `span` tasks before it.
 fn random(n: usize, span: usize) -> TaskGraph {
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
+    let mut rng = Rng::new(7);
     let tasks: Vec<(Key, Vec<Key>)> = (0..n)
         .map(|i| {
             let mut inputs: Vec<usize> = if i == 0 {
                 Vec::new()
             } else {
-                (0..1 + next(3))
-                    .map(|_| i - 1 - next(i.min(span)))
+                (0..1 + rng.below(3))
+                    .map(|_| i - 1 - rng.below(i.min(span)))
                     .collect()
             };
             inputs.sort_unstable();
