@@ -103,8 +103,8 @@ pub struct SchedulerConfig<'a> {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct HeldLimit<'a> {
-    /// The most results held, with those of the running tasks and the
-    /// order's rise, for a task to start ahead of the order.
+    /// The most results held, with those of the running tasks (and, for a
+    /// task ahead of the order, with the order's rise from its next task).
     pub limit: usize,
     /// Per rank, how far the results held rise over their count before that
     /// rank as one thread runs the order on from it (see [`pressure_rise`]);
@@ -271,9 +271,10 @@ struct Memory<'t> {
 /// may start.
 const LOOKAHEAD: usize = 64;
 
-/// How many ready tasks a scheduler bounding the results held looks through
-/// for one that frees as many as it adds: such a task reads results that are
-/// all there, so the order ranks it early, among the first ready ones.
+/// How many ready tasks a scheduler bounding only the results held looks
+/// through for one that may start: past the bound, one that frees as many
+/// results as it adds reads results that are all there, so the order ranks
+/// it early, among the first ready ones.
 const FREEING_LOOKAHEAD: usize = 16;
 
 impl<'t> Scheduler<'t> {
@@ -1095,8 +1096,9 @@ mod tests {
         scheduler
             .finished(NodeId::new(2), 1, &mut freed, &mut spill)
             .unwrap();
-        // 3 frees what it adds; 4, the order's next task now, needs room
-        // for its own result, which 1 makes when it has run.
+        // 3, the order's next task, holds nothing (nothing reads it); 4,
+        // next after it, needs room for its own result, which 1 makes by
+        // freeing 0 when it has run.
         assert_eq!(next(&mut scheduler), Some(3));
         assert_eq!(next(&mut scheduler), None);
         scheduler
