@@ -229,13 +229,7 @@ impl LocalExecutor {
             let rise = pressure_rise(plan.topology, &sched, &needed, &ranks);
             (ranks, Some(rise))
         };
-        let held_limit = rise.as_deref().map(|rise| {
-            let pressure = rise.first().map_or(0, |&p| p as usize);
-            HeldLimit {
-                limit: pressure + pressure / 10 + HELD_SLACK,
-                rise,
-            }
-        });
+        let held_limit = rise.as_deref().map(HeldLimit::for_threads);
         let expected_bytes: Vec<Option<u64>> = match options.memory_limit {
             Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
             None => Vec::new(),
@@ -326,10 +320,6 @@ const QUICK_TASK: Duration = Duration::from_micros(20);
 /// How many times a worker with nothing to take looks for progress before
 /// it sleeps: a few microseconds.
 const SPINS: u32 = 512;
-
-/// How many results beyond 1.1 times the order's max pressure several
-/// threads may hold (besides one per thread).
-const HELD_SLACK: usize = 8;
 
 /// What the workers share under one lock.
 struct State<'t> {

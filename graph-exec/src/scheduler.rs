@@ -112,6 +112,29 @@ pub struct HeldLimit<'a> {
     pub rise: &'a [u32],
 }
 
+impl<'a> HeldLimit<'a> {
+    /// How many results beyond 1.1 times the order's max pressure several
+    /// threads may hold (besides about one per thread).
+    pub const SLACK: usize = 8;
+
+    /// The bound an executor of several threads keeps: `1.1 P + 8`, with
+    /// `P` the order's max pressure, `rise[0]` (see [`pressure_rise`]).
+    ///
+    /// ```
+    /// use graph_exec::HeldLimit;
+    ///
+    /// let rise = [20, 20, 11, 4];
+    /// assert_eq!(HeldLimit::for_threads(&rise).limit, 20 + 2 + 8);
+    /// ```
+    pub fn for_threads(rise: &'a [u32]) -> HeldLimit<'a> {
+        let pressure = rise.first().map_or(0, |&p| p as usize);
+        HeldLimit {
+            limit: pressure + pressure / 10 + HeldLimit::SLACK,
+            rise,
+        }
+    }
+}
+
 /// A task or a result that a memory limit cannot hold: the error of
 /// [`Scheduler::start_next`], [`Scheduler::finished`] and
 /// [`Scheduler::arrived`].

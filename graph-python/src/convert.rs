@@ -32,6 +32,11 @@ pub(crate) struct Converted<'py> {
     pub(crate) is_data: Vec<bool>,
     /// dask's tie-break: each node's rank by Python's `str()` of its key.
     pub(crate) ranks: Vec<u32>,
+    /// Each node by its key.
+    pub(crate) index: KeyIndex,
+    /// With [`Reading::Execute`], each task's value in the mapping; else
+    /// empty.
+    pub(crate) values: Vec<Bound<'py, PyAny>>,
 }
 
 /// From this many keys on, they are ranked on a thread of their own while the
@@ -45,6 +50,18 @@ pub(crate) enum External {
     AsDataNodes,
     /// Drop them: the graph is the mapping's keys alone.
     Drop,
+}
+
+/// What the graph is read for: the dependencies differ in one place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// As `dask.order` reads a graph: a plain tuple (not a task) is a key or
+    /// a literal, never looked into.
+    Order,
+    /// As dask's local schedulers run it (`convert_legacy_graph`): a plain
+    /// tuple that is no key is looked into, and the keys in it are
+    /// dependencies. The tasks' values are kept.
+    Execute,
 }
 
 /// The classes of `dask._task_spec` that decide how a value is read, when
@@ -98,7 +115,7 @@ enum Kind {
 /// key's hash and its node plus one (0 for an empty slot), at most half
 /// full: eight bytes a slot, so that a lookup in a graph of a million keys
 /// touches one cache line of the table.
-struct KeyIndex {
+pub(crate) struct KeyIndex {
     slots: Vec<(u32, u32)>,
     /// Each node's full hash, to place it again when the table grows.
     hashes: Vec<isize>,
@@ -150,7 +167,13 @@ impl KeyIndex {
         self.hashes.push(hash);
     }
 
-    fn find<'py>(
+    /// Each node's `hash()` of its key.
+    pub(crate) fn hashes(&self) -> &[isize] {
+        &self.hashes
+    }
+
+    /// The node whose key is `obj` (with hash `hash`), if any.
+    pub(crate) fn find<'py>(
         &self,
         keys: &[Bound<'py, PyAny>],
         hash: isize,
@@ -202,6 +225,7 @@ struct Reader<'py> {
     /// key, and the lookup is skipped.
     plain_keys: bool,
     external: External,
+    reading: Reading,
     targets: Vec<u32>,
     external_data: Vec<bool>,
     queue: VecDeque<Bound<'py, PyAny>>,
@@ -215,6 +239,7 @@ pub(crate) fn convert<'py>(
     dsk: &Bound<'py, PyAny>,
     dependencies: Option<&Bound<'py, PyAny>>,
     external: External,
+    reading: Reading,
 ) -> PyResult<Converted<'py>> {
     let py = dsk.py();
     let dict = match dsk.cast_exact::<PyDict>() {
@@ -235,6 +260,7 @@ pub(crate) fn convert<'py>(
         index: KeyIndex::new(),
         plain_keys: true,
         external,
+        reading,
         targets: Vec::with_capacity(2 * n),
         external_data: Vec::new(),
         queue: VecDeque::new(),
@@ -262,7 +288,7 @@ pub(crate) fn convert<'py>(
             (read, ranks)
         })
     };
-    let (offsets, is_data) = dependencies_read?;
+    let (offsets, is_data, values) = dependencies_read?;
     let ranks = if reader.texts.len() == 0 {
         ranks
     } else {
@@ -276,8 +302,14 @@ pub(crate) fn convert<'py>(
         targets: reader.targets,
         is_data,
         ranks,
+        index: reader.index,
+        values,
     })
 }
+
+/// What the second pass reads: CSR offsets into `reader.targets`, whether
+/// each node is data, and (when executing) each task's value.
+type TasksRead<'py> = (Vec<u32>, Vec<bool>, Vec<Bound<'py, PyAny>>);
 
 /// The second pass: each task's dependencies (as CSR offsets into
 /// `reader.targets`) and whether it is data.
@@ -285,13 +317,20 @@ fn read_tasks<'py>(
     reader: &mut Reader<'py>,
     dict: &Bound<'py, PyDict>,
     dependencies: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Vec<u32>, Vec<bool>)> {
+) -> PyResult<TasksRead<'py>> {
     let n = dict.len();
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0_u32);
     let mut is_data = Vec::with_capacity(n);
+    let mut values = Vec::new();
+    if reader.reading == Reading::Execute {
+        values.reserve_exact(n);
+    }
     for (i, value) in dict.values().iter().enumerate() {
         let value = &value;
+        if reader.reading == Reading::Execute {
+            values.push(value.clone());
+        }
         let kind = reader.kind_of(value)?;
         is_data.push(!is_task(kind, value)?);
         match dependencies {
@@ -314,7 +353,7 @@ fn read_tasks<'py>(
     let total = reader.keys.len();
     offsets.resize(total + 1, reader.targets.len() as u32);
     is_data.extend(reader.external_data.iter().copied());
-    Ok((offsets, is_data))
+    Ok((offsets, is_data, values))
 }
 
 /// dask's `istask`: a `GraphNode` other than a `DataNode`, or a non-empty
@@ -489,8 +528,10 @@ impl<'py> Reader<'py> {
                     for arg in tuple.iter_borrowed().skip(1) {
                         self.visit_item(&arg)?;
                     }
-                } else {
-                    self.lookup(w, Some(tuple))?;
+                } else if !self.lookup(w, Some(tuple))? && self.reading == Reading::Execute {
+                    for item in tuple.iter_borrowed() {
+                        self.visit_item(&item)?;
+                    }
                 }
             }
             Kind::List => {
@@ -513,7 +554,9 @@ impl<'py> Reader<'py> {
                 let key = w.getattr(intern!(self.py, "key"))?;
                 self.visit_item(&key)?;
             }
-            Kind::Scalar | Kind::Other => self.lookup(w, None)?,
+            Kind::Scalar | Kind::Other => {
+                self.lookup(w, None)?;
+            }
         }
         Ok(())
     }
@@ -522,15 +565,16 @@ impl<'py> Reader<'py> {
     /// other object) is looked up now; a container waits in the queue.
     fn visit_item(&mut self, item: &Bound<'py, PyAny>) -> PyResult<()> {
         match self.kind_of(item)? {
-            Kind::Scalar | Kind::Other => self.lookup(item, None),
+            Kind::Scalar | Kind::Other => self.lookup(item, None).map(drop),
             Kind::Tuple => {
                 let tuple = item.cast::<PyTuple>()?;
                 if is_task_tuple(tuple)? {
                     self.queue.push_back(item.clone());
-                    Ok(())
-                } else {
-                    self.lookup(item, Some(tuple))
+                } else if !self.lookup(item, Some(tuple))? && self.reading == Reading::Execute {
+                    // Looked into as a plain tuple in `visit`.
+                    self.queue.push_back(item.clone());
                 }
+                Ok(())
             }
             _ => {
                 self.queue.push_back(item.clone());
@@ -540,26 +584,34 @@ impl<'py> Reader<'py> {
     }
 
     /// dask's `if w in keys: ret.append(w)`, where an unhashable `w` is no
-    /// key.
+    /// key; whether it was one.
     fn lookup(
         &mut self,
         w: &Bound<'py, PyAny>,
         tuple: Option<&Bound<'py, PyTuple>>,
-    ) -> PyResult<()> {
+    ) -> PyResult<bool> {
         if let Some(tuple) = tuple
             && self.plain_keys
             && holds_non_key(tuple, 0)
         {
-            return Ok(());
+            return Ok(false);
+        }
+        if w.is_exact_instance_of::<PySlice>() {
+            // Never a key, and unhashable before Python 3.12: raising and
+            // catching the error would cost more than the whole lookup.
+            return Ok(false);
         }
         let hash = match w.hash() {
             Ok(hash) => hash,
-            Err(err) if err.is_instance_of::<PyTypeError>(self.py) => return Ok(()),
+            Err(err) if err.is_instance_of::<PyTypeError>(self.py) => return Ok(false),
             Err(err) => return Err(err),
         };
-        if let Some(node) = self.index.find(&self.keys, hash, w)? {
-            self.targets.push(node);
+        match self.index.find(&self.keys, hash, w)? {
+            Some(node) => {
+                self.targets.push(node);
+                Ok(true)
+            }
+            None => Ok(false),
         }
-        Ok(())
     }
 }

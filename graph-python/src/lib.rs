@@ -27,6 +27,7 @@
 //! ```
 
 mod convert;
+mod execute;
 mod graph;
 mod text;
 
@@ -39,7 +40,7 @@ use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{Converted, External, convert};
+use crate::convert::{Converted, External, Reading, convert};
 
 /// Every strategy, by the name Python passes.
 const STRATEGIES: [Strategy; 6] = [
@@ -128,7 +129,8 @@ impl Prepared {
             targets,
             is_data,
             ranks,
-        } = convert(dsk, dependencies, external)?;
+            ..
+        } = convert(dsk, dependencies, external, Reading::Order)?;
         let keys: Vec<Py<PyAny>> = keys.into_iter().map(Bound::unbind).collect();
         let topology = py
             .detach(|| Topology::from_dependency_rows(offsets, targets))
@@ -358,6 +360,8 @@ mod native {
     use crate::convert::External;
     use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
 
+    #[pymodule_export]
+    use crate::execute::Execution;
     #[pymodule_export]
     use crate::graph::DaskGraph;
 

@@ -67,7 +67,7 @@ from taskgraph import _native
 
 FORMAT = "taskgraph-json/1"
 
-__all__ = ["FORMAT", "dump", "install", "installed", "ordering", "to_taskgraph", "uninstall"]
+__all__ = ["FORMAT", "dump", "get", "install", "installed", "ordering", "to_taskgraph", "uninstall"]
 
 
 # --- ordering ---------------------------------------------------------------
@@ -194,6 +194,253 @@ def ordering(strategy="auto"):
                 uninstall()
             else:
                 install(previous)
+
+
+# --- running ----------------------------------------------------------------
+
+
+def get(dsk, keys, cache=None, num_workers=None, pool=None, *, strategy=None, callbacks=None, **kwargs):
+    """Computes ``keys`` of the dask graph ``dsk`` on taskgraph's scheduler,
+    as ``dask.threaded.get`` does on dask's.
+
+    ``keys`` is a key or nested lists of keys; the results come back in the
+    same structure, lists as tuples. The graph is read once, ordered
+    (``strategy``, default ``"auto"``; also dask.config
+    ``taskgraph.strategy``) and scheduled in Rust: the ready task of best
+    priority runs first, each result goes as soon as its last reader has
+    run, and with several workers the results held stay within 1.1 times
+    the order's max pressure plus 8 (and about one per worker). Python is
+    entered only to run a task, as dask 2026.8 runs it, and to call
+    callbacks.
+
+    - ``num_workers`` (or dask.config ``num_workers``; default: the cores)
+      threads run the tasks: the caller's and ``num_workers - 1`` more,
+      started for the call and gone when it returns.
+    - ``pool`` (or dask.config ``pool``): a ``multiprocessing.pool.ThreadPool``
+      or a ``concurrent.futures.Executor`` of threads; the tasks then run on
+      its threads, at most ``num_workers`` (default: its size) at once.
+    - ``callbacks``: dask's callback tuples, as ``dask.callbacks.Callback``
+      gives them (those active with ``with Callback():`` too): ``start``,
+      ``start_state``, ``pretask``, ``posttask`` and ``finish`` are called in
+      dask's order with dask's arguments, so ``ProgressBar`` and the
+      profilers work unchanged.
+    - ``cache``: a dict of results known already (their tasks do not run);
+      the results computed are added to it.
+    - ``rerun_exceptions_locally`` (or the dask.config key): a failing task
+      runs again on the calling thread, for a debugger.
+
+    A task's exception is raised as itself, its frames in the traceback.
+    Ctrl-C stops the run: no task starts any more and the call raises
+    ``KeyboardInterrupt``. Tasks see the caller's ``contextvars``; a task may
+    call ``get`` itself, and several threads may call it at once. Other
+    keyword arguments are ignored, as ``dask.threaded.get`` ignores them.
+
+    Importing :mod:`taskgraph.dask` registers this function as dask's
+    scheduler ``"taskgraph"``:
+
+    >>> import dask, taskgraph.dask
+    >>> from operator import add
+    >>> dsk = {"x": 1, "y": (add, "x", 10), "z": (add, "y", "y")}
+    >>> taskgraph.dask.get(dsk, "z"), taskgraph.dask.get(dsk, ["x", ["z"]])
+    (22, (1, (22,)))
+    >>> dask.delayed(add)(1, 2).compute(scheduler="taskgraph")
+    3
+    """
+    from collections.abc import Mapping
+
+    from dask import config
+    from dask.callbacks import local_callbacks, unpack_callbacks
+
+    pool = pool or config.get("pool", None)
+    num_workers = num_workers or config.get("num_workers", None)
+    strategy = strategy or config.get("taskgraph.strategy", "auto")
+    rerun = kwargs.get("rerun_exceptions_locally")
+    if rerun is None:
+        rerun = config.get("rerun_exceptions_locally", False)
+    if not isinstance(dsk, Mapping):
+        dsk = dsk.__dask_graph__()
+    flat = list(_flatten(keys)) if isinstance(keys, list) else [keys]
+    if cache is None:
+        cache = config.get("cache", None)
+    if cache:
+        dsk = _with_cached(dsk, cache)
+    submit, workers = _pool_submit(pool, num_workers)
+
+    with local_callbacks(callbacks) as callbacks:
+        if not callbacks:
+            run = _native.Execution(dsk, flat, workers=workers, strategy=strategy)
+            values = _run(run, submit, rerun)
+        else:
+            values = _run_with_callbacks(dsk, flat, workers, strategy, callbacks, cache, submit, rerun, unpack_callbacks)
+    if cache is not None:
+        cache.update(zip(flat, values))
+    return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
+
+
+def _flatten(keys):
+    for key in keys:
+        if isinstance(key, list):
+            yield from _flatten(key)
+        else:
+            yield key
+
+
+def _nest(keys, values):
+    """``keys``' structure with lists as tuples, filled from ``values``."""
+    return tuple(_nest(key, values) if isinstance(key, list) else next(values) for key in keys)
+
+
+def _with_cached(dsk, cache):
+    """``dsk`` with the keys of ``cache`` as data."""
+    from dask._task_spec import DataNode
+
+    dsk = dict(dsk)
+    for key, value in cache.items():
+        dsk[key] = DataNode(key, value)
+    return dsk
+
+
+def _pool_submit(pool, num_workers):
+    """How tasks go to ``pool`` (None: to threads of the run's own) and how
+    many run at once."""
+    import concurrent.futures
+    import contextvars
+    import multiprocessing.pool
+
+    if pool is None:
+        if num_workers is None:
+            from dask.system import CPU_COUNT
+
+            num_workers = CPU_COUNT
+        return None, num_workers
+    if isinstance(pool, multiprocessing.pool.ThreadPool):
+        size = pool._processes
+
+        def submit(job):
+            pool.apply_async(contextvars.copy_context().run, (job,))
+
+    elif isinstance(pool, concurrent.futures.ThreadPoolExecutor) or (
+        isinstance(pool, concurrent.futures.Executor)
+        and not isinstance(pool, concurrent.futures.ProcessPoolExecutor)
+    ):
+        size = getattr(pool, "_max_workers", None) or num_workers or 1
+
+        def submit(job):
+            pool.submit(contextvars.copy_context().run, job)
+
+    else:
+        raise TypeError(
+            f"pool must be a multiprocessing.pool.ThreadPool or a concurrent.futures.Executor "
+            f"of threads, not {type(pool).__name__}: taskgraph runs tasks in this process"
+        )
+    return submit, num_workers or size
+
+
+def _run(run, submit, rerun):
+    """Runs ``run`` to its end and returns its results, raising its first
+    error."""
+    import contextvars
+
+    main = threading.current_thread() is threading.main_thread()
+    if submit is not None:
+        run.submit_to(submit, main=main)
+    else:
+        helpers = [
+            threading.Thread(
+                target=contextvars.copy_context().run,
+                args=(run.work,),
+                name=f"taskgraph-worker-{i}",
+                daemon=True,
+            )
+            for i in range(1, run.workers)
+        ]
+        try:
+            for helper in helpers:
+                helper.start()
+            contextvars.copy_context().run(run.work, main=main)
+        except BaseException:
+            run.cancel()
+            raise
+        if run.failed_key() is None:
+            # The run is over: the helpers are leaving.
+            for helper in helpers:
+                helper.join()
+    if rerun and run.failed_key() is not None:
+        run.rerun_failed()
+    return run.results()
+
+
+def _run_with_callbacks(dsk, flat, workers, strategy, callbacks, cache, submit, rerun, unpack_callbacks):
+    """``_run`` with dask's callbacks, called as ``dask.local.get_async``
+    calls them, with the graph and the state dask gives them."""
+    from dask._task_spec import DataNode, convert_legacy_graph
+    from dask.local import finish_task, start_state_from_dask
+
+    _, _, pretask_cbs, posttask_cbs, _ = unpack_callbacks(callbacks)
+    converted = convert_legacy_graph(dsk)
+    results = set(flat)
+    started = []
+    succeeded = False
+    state = {}
+    try:
+        for callback in callbacks:
+            if callback[0]:
+                callback[0](converted)
+            started.append(callback)
+        priorities = _native.order(converted, strategy=strategy)
+        state = start_state_from_dask(converted, keys=results, cache=cache, sortkey=priorities.get)
+        for _, start_state, _, _, _ in callbacks:
+            if start_state:
+                start_state(converted, state)
+        lock = threading.Lock()
+
+        def pretask(key):
+            if isinstance(converted[key], DataNode):
+                return
+            with lock:
+                ready = state["ready"]
+                if ready and ready[-1] == key:
+                    ready.pop()
+                else:
+                    try:
+                        ready.remove(key)
+                    except ValueError:
+                        state["waiting"].pop(key, None)
+                state["running"].add(key)
+                for f in pretask_cbs:
+                    f(key, converted, state)
+
+        def posttask(key, value, worker_id):
+            if isinstance(converted[key], DataNode):
+                return
+            with lock:
+                state["cache"][key] = value
+                finish_task(converted, key, state, results, priorities.get)
+                for f in posttask_cbs:
+                    f(key, value, converted, state, worker_id)
+
+        run = _native.Execution(
+            dsk, flat, workers=workers, strategy=strategy, pretask=pretask, posttask=posttask
+        )
+        values = _run(run, submit, rerun)
+        succeeded = True
+        return values
+    finally:
+        for _, _, _, _, finish in started:
+            if finish:
+                finish(converted, state, not succeeded)
+
+
+def _register():
+    """Makes ``scheduler="taskgraph"`` name :func:`get` in dask."""
+    try:
+        import dask.base
+    except ImportError:  # dask is a dependency, but the rest works without it
+        return
+    dask.base.named_schedulers["taskgraph"] = get
+
+
+_register()
 
 
 # --- export -----------------------------------------------------------------

@@ -1,0 +1,884 @@
+//! Running a dask graph on `graph-exec`'s scheduler core: the native half of
+//! `taskgraph.dask.get`.
+//!
+//! The graph is read once (as dask's local schedulers read it, see
+//! [`Reading::Execute`]), ordered, and handed to a [`Scheduler`]. Each worker
+//! thread (Python threads that `taskgraph.dask` starts, or the threads of a
+//! pool the caller gives) takes ready tasks from it with the GIL released,
+//! runs them with the GIL held, and hands their results back; a result goes
+//! as soon as its last reader has run. Python is entered only to run a task
+//! and to call the hooks that dask's callbacks hang on.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use graph_core::{Dag, NodeId, Topology};
+use graph_exec::{HeldLimit, Scheduler, SchedulerConfig, pressure_rise, run_order};
+use graph_order::OrderConfig;
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+use rustc_hash::FxHashMap;
+use self_cell::self_cell;
+
+use crate::convert::{Converted, External, Reading, convert};
+use crate::{core_error, order_error, parse_strategy};
+
+/// What the scheduler reads, owned by the run.
+struct Inputs {
+    topology: Arc<Topology>,
+    needed: Vec<bool>,
+    ranks: Vec<u32>,
+    /// With several workers: the order's rise (see [`pressure_rise`]).
+    rise: Option<Vec<u32>>,
+}
+
+self_cell!(
+    /// The scheduler with the graph, ranks and bounds it reads.
+    struct Core {
+        owner: Inputs,
+        #[covariant]
+        dependent: Scheduler,
+    }
+);
+
+/// What the workers share under one lock.
+struct State {
+    core: Core,
+    /// Workers asleep, waiting for a task.
+    idle: usize,
+    /// No task starts any more: the run is done or failed.
+    stop: bool,
+    /// The first error: a task's, a hook's, or Ctrl-C.
+    error: Option<PyErr>,
+    /// The task whose error it is.
+    failed: Option<NodeId>,
+}
+
+/// The classes of `dask._task_spec` a task's value is told apart by.
+struct Spec {
+    graph_node: Py<PyType>,
+    task: Py<PyType>,
+    task_ref: Py<PyType>,
+}
+
+/// One run, shared by its workers.
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    /// Whether the scheduler had a task to start when the lock was last let
+    /// go: what an idle worker watches a moment before it sleeps.
+    startable: AtomicBool,
+    topology: Arc<Topology>,
+    /// Every node's key object; tasks first, then keys the graph names but
+    /// lacks.
+    keys: Vec<Py<PyAny>>,
+    /// Every node's `hash()` of its key.
+    hashes: Vec<isize>,
+    /// Each task's value in the graph.
+    tasks: Vec<Py<PyAny>>,
+    /// Each node's result while it is held; `None` otherwise.
+    values: Py<PyList>,
+    /// The requested keys' nodes, in the order asked.
+    outputs: Vec<NodeId>,
+    /// Per node: whether it is requested (its result is kept to the end).
+    is_output: Vec<bool>,
+    /// Called with a task's key just before it runs.
+    pretask: Option<Py<PyAny>>,
+    /// Called with a task's key, its result and the worker's thread id just
+    /// after it ran.
+    posttask: Option<Py<PyAny>>,
+    spec: Spec,
+    /// How many workers the run is for.
+    workers: usize,
+}
+
+/// The most tasks a worker takes at once, while its tasks are quick: each
+/// batch takes the scheduler's lock and the GIL once.
+const BATCH: usize = 16;
+
+/// A task quicker than this is quick: a worker whose tasks are takes them a
+/// batch at a time. A slower one makes it take one at a time, leaving the
+/// rest to idle workers.
+const QUICK_TASK: Duration = Duration::from_micros(20);
+
+/// How many times an idle worker looks for a startable task before it
+/// sleeps: a few microseconds.
+const SPINS: u32 = 512;
+
+/// How often the main thread, waiting, looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
+/// What a worker does after taking the lock.
+enum Step {
+    /// Run the tasks taken.
+    Run,
+    /// Nothing to run yet: look for signals, then ask again.
+    Signals,
+    /// The run is over.
+    Stop,
+}
+
+/// A dask graph being run: read, ordered and scheduled at construction; its
+/// tasks run by [`Execution::work`] (on threads of the caller's) or
+/// [`Execution::submit_to`] (on a pool), its results from
+/// [`Execution::results`].
+#[pyclass(frozen, module = "taskgraph._native")]
+pub(crate) struct Execution {
+    shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl Execution {
+    /// Reads `dsk`, checks that every key of `keys` (a flat list) is in it
+    /// and that what they need is, and orders it with `strategy` for
+    /// `workers` workers.
+    #[new]
+    #[pyo3(signature = (dsk, keys, *, workers, strategy="auto", pretask=None, posttask=None))]
+    fn new(
+        dsk: &Bound<'_, PyAny>,
+        keys: &Bound<'_, PyList>,
+        workers: usize,
+        strategy: &str,
+        pretask: Option<Py<PyAny>>,
+        posttask: Option<Py<PyAny>>,
+    ) -> PyResult<Execution> {
+        let py = dsk.py();
+        let strategy = parse_strategy(strategy)?;
+        let Converted {
+            keys: node_keys,
+            task_count,
+            offsets,
+            targets,
+            is_data,
+            ranks: str_ranks,
+            index,
+            values: tasks,
+        } = convert(dsk, None, External::AsDataNodes, Reading::Execute)?;
+        let mut outputs = Vec::with_capacity(keys.len());
+        for key in keys.iter() {
+            let hash = key.hash()?;
+            match index.find(&node_keys, hash, &key)? {
+                Some(node) if (node as usize) < task_count => outputs.push(NodeId::from_u32(node)),
+                _ => return Err(PyKeyError::new_err(key.unbind())),
+            }
+        }
+        let node_keys: Vec<Py<PyAny>> = node_keys.into_iter().map(Bound::unbind).collect();
+        let topology = py
+            .detach(|| Topology::from_dependency_rows(offsets, targets))
+            .map_err(|err| core_error(py, &node_keys, err))?;
+        let needed = topology
+            .needed_by(&outputs)
+            .map_err(|err| PyValueError::new_err(err.to_string()))?;
+        missing_dependencies(py, &topology, &node_keys, task_count, &needed)?;
+        let order = py
+            .detach(|| {
+                graph_order::order(
+                    &topology,
+                    &str_ranks,
+                    &OrderConfig {
+                        strategy,
+                        is_data: &is_data,
+                    },
+                )
+            })
+            .map_err(|err| order_error(py, &node_keys, err))?;
+        let total = needed.iter().filter(|&&n| n).count();
+        let workers = workers.clamp(1, total.max(1));
+        let (ranks, rise) = if workers == 1 {
+            (order.into_priorities(), None)
+        } else {
+            let ranks = run_order(&topology, &needed, order.priorities());
+            let rise = pressure_rise(&topology, &topology, &needed, &ranks);
+            (ranks, Some(rise))
+        };
+        let mut is_output = vec![false; topology.node_count()];
+        for node in &outputs {
+            is_output[node.index()] = true;
+        }
+        let topology = Arc::new(topology);
+        let inputs = Inputs {
+            topology: Arc::clone(&topology),
+            needed,
+            ranks,
+            rise,
+        };
+        let core = Core::new(inputs, |inputs| {
+            Scheduler::new(&SchedulerConfig {
+                data: &inputs.topology,
+                sched: &inputs.topology,
+                needed: &inputs.needed,
+                mine: None,
+                ranks: &inputs.ranks,
+                held_limit: inputs.rise.as_deref().map(HeldLimit::for_threads),
+                memory_limit: None,
+                expected_bytes: &[],
+            })
+        });
+        let module = py.import("dask._task_spec")?;
+        let class = |name: &str| -> PyResult<Py<PyType>> {
+            Ok(module.getattr(name)?.cast_into::<PyType>()?.unbind())
+        };
+        let spec = Spec {
+            graph_node: class("GraphNode")?,
+            task: class("Task")?,
+            task_ref: class("TaskRef")?,
+        };
+        let none = py.None().into_bound(py);
+        let values = PyList::new(py, std::iter::repeat_n(none, node_keys.len()))?.unbind();
+        Ok(Execution {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    core,
+                    idle: 0,
+                    stop: false,
+                    error: None,
+                    failed: None,
+                }),
+                wake: Condvar::new(),
+                startable: AtomicBool::new(false),
+                topology,
+                hashes: index.hashes().to_vec(),
+                keys: node_keys,
+                tasks: tasks.into_iter().map(Bound::unbind).collect(),
+                values,
+                outputs,
+                is_output,
+                pretask,
+                posttask,
+                spec,
+                workers,
+            }),
+        })
+    }
+
+    /// How many workers the run is for: the number asked, at most one per
+    /// task to run.
+    #[getter]
+    fn workers(&self) -> usize {
+        self.shared.workers
+    }
+
+    /// How many tasks the requested keys need.
+    #[getter]
+    fn tasks(&self) -> usize {
+        lock(&self.shared.state)
+            .core
+            .borrow_owner()
+            .needed
+            .iter()
+            .filter(|&&n| n)
+            .count()
+    }
+
+    /// The most results held at once so far.
+    #[getter]
+    fn peak_held(&self) -> usize {
+        lock(&self.shared.state).core.borrow_dependent().peak_held()
+    }
+
+    /// Runs tasks on the calling thread until the run is over. Errors are
+    /// kept for [`Execution::results`]. `main`: the caller is Python's main
+    /// thread, which looks for Ctrl-C while it waits.
+    #[pyo3(signature = (*, main=false))]
+    fn work(&self, py: Python<'_>, main: bool) -> PyResult<()> {
+        self.shared.work(py, main)
+    }
+
+    /// Runs the tasks on a pool: `submit(job)` is called with a callable per
+    /// task (at most `workers` at once), which runs that task on whatever
+    /// thread calls it. Returns when the run is over.
+    #[pyo3(signature = (submit, *, main=false))]
+    fn submit_to(&self, py: Python<'_>, submit: &Bound<'_, PyAny>, main: bool) -> PyResult<()> {
+        self.shared.submit_to(py, &self.shared, submit, main)
+    }
+
+    /// Stops the run: no task starts any more.
+    fn cancel(&self) {
+        let mut state = lock(&self.shared.state);
+        state.stop = true;
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
+    /// The key of the task that failed, if one did.
+    fn failed_key(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let failed = lock(&self.shared.state).failed?;
+        Some(self.shared.keys[failed.index()].clone_ref(py))
+    }
+
+    /// Runs the failed task again on the calling thread (its inputs are
+    /// still held), raising what it raises; raises the run's error if it
+    /// does not fail again.
+    fn rerun_failed(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(node) = lock(&self.shared.state).failed {
+            self.shared.evaluate(py, node)?;
+        }
+        self.results(py).map(drop)
+    }
+
+    /// The requested keys' results, in the order asked; raises the run's
+    /// first error.
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut state = lock(&self.shared.state);
+        if let Some(error) = &state.error {
+            return Err(error.clone_ref(py));
+        }
+        if !state.core.borrow_dependent().is_done() {
+            state.stop = true;
+            return Err(PyRuntimeError::new_err(
+                "the run was stopped before it finished",
+            ));
+        }
+        drop(state);
+        let values = self.shared.values.bind(py);
+        PyList::new(
+            py,
+            self.shared
+                .outputs
+                .iter()
+                .map(|node| values.get_item(node.index()))
+                .collect::<PyResult<Vec<_>>>()?,
+        )
+    }
+}
+
+/// dask's error for a needed key the graph names but lacks.
+fn missing_dependencies(
+    py: Python<'_>,
+    topology: &Topology,
+    keys: &[Py<PyAny>],
+    task_count: usize,
+    needed: &[bool],
+) -> PyResult<()> {
+    let Some(missing) = (task_count..keys.len()).find(|&node| needed[node]) else {
+        return Ok(());
+    };
+    let dependents = PySet::empty(py)?;
+    for &dependent in topology.dependents(NodeId::new(missing)) {
+        if needed[dependent.index()] {
+            dependents.add(keys[dependent.index()].bind(py))?;
+        }
+    }
+    let key = keys[missing].bind(py);
+    Err(PyValueError::new_err(format!(
+        "Missing dependency {} for dependents {}",
+        key.str()?,
+        dependents.repr()?
+    )))
+}
+
+impl Shared {
+    /// One worker: takes ready tasks (a batch at a time while they are
+    /// quick) with the GIL released, runs them with it held, and reports
+    /// them finished when it takes the next ones.
+    fn work(&self, py: Python<'_>, main: bool) -> PyResult<()> {
+        let worker_id = py.import("_thread")?.getattr("get_ident")?.call0()?;
+        let mut taken: Vec<NodeId> = Vec::with_capacity(BATCH);
+        let mut done: Vec<NodeId> = Vec::with_capacity(BATCH);
+        let mut freed: Vec<NodeId> = Vec::new();
+        let mut batch = 1;
+        let many = self.workers > 1;
+        loop {
+            let step = py.detach(|| self.next(&mut done, &mut taken, &mut freed, batch, main));
+            self.free(py, &mut freed);
+            match step {
+                Step::Stop => return Ok(()),
+                Step::Signals => {
+                    if let Err(err) = py.check_signals() {
+                        self.fail(err, None);
+                    }
+                    continue;
+                }
+                Step::Run => {}
+            }
+            let started = many.then(Instant::now);
+            let ran = taken.len() as u32;
+            for node in taken.drain(..) {
+                if let Err(err) = self.execute(py, node, &worker_id) {
+                    self.fail(err, Some(node));
+                    return Ok(());
+                }
+                done.push(node);
+            }
+            if main && let Err(err) = py.check_signals() {
+                self.fail(err, None);
+            }
+            // One worker takes one task at a time, to follow the order
+            // exactly; several take a batch while their tasks are quick.
+            if let Some(started) = started {
+                batch = if started.elapsed() < QUICK_TASK * ran {
+                    BATCH
+                } else {
+                    1
+                };
+            }
+        }
+    }
+
+    /// Reports the tasks done and takes the next ones (up to `batch`),
+    /// waiting while none is ready; called with the GIL released.
+    fn next(
+        &self,
+        done: &mut Vec<NodeId>,
+        taken: &mut Vec<NodeId>,
+        freed: &mut Vec<NodeId>,
+        batch: usize,
+        main: bool,
+    ) -> Step {
+        let mut state = lock(&self.state);
+        for node in done.drain(..) {
+            state.finished(node, freed);
+        }
+        loop {
+            if state.stop {
+                drop(state);
+                self.wake.notify_all();
+                return Step::Stop;
+            }
+            state.take(taken, batch);
+            if !taken.is_empty() {
+                break;
+            }
+            if state.core.borrow_dependent().is_done() {
+                state.stop = true;
+                continue;
+            }
+            // Quick tasks finish within microseconds: watch a moment for one
+            // to become startable before sleeping, watching a flag rather
+            // than the lock, which stays with the workers that have tasks.
+            self.startable.store(false, Ordering::Relaxed);
+            drop(state);
+            for _ in 0..SPINS {
+                if self.startable.load(Ordering::Acquire) {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            state = lock(&self.state);
+            if state.core.borrow_dependent().has_next() || state.stop {
+                continue;
+            }
+            state.idle += 1;
+            if main {
+                let (guard, wait) = self
+                    .wake
+                    .wait_timeout(state, SIGNAL_POLL)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state = guard;
+                state.idle -= 1;
+                if wait.timed_out() {
+                    return Step::Signals;
+                }
+            } else {
+                state = self
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.idle -= 1;
+            }
+        }
+        let startable = state.core.borrow_dependent().has_next();
+        self.startable.store(startable, Ordering::Release);
+        if startable && state.idle > 0 {
+            self.wake.notify_one();
+        }
+        Step::Run
+    }
+
+    /// Runs the tasks on a pool through `submit`, at most `workers` at once.
+    fn submit_to(
+        &self,
+        py: Python<'_>,
+        this: &Arc<Shared>,
+        submit: &Bound<'_, PyAny>,
+        main: bool,
+    ) -> PyResult<()> {
+        let mut taken = Vec::new();
+        loop {
+            let step = py.detach(|| {
+                let mut state = lock(&self.state);
+                loop {
+                    if state.stop {
+                        return Step::Stop;
+                    }
+                    let room = self
+                        .workers
+                        .saturating_sub(state.core.borrow_dependent().running());
+                    state.take(&mut taken, room);
+                    if !taken.is_empty() {
+                        return Step::Run;
+                    }
+                    if state.core.borrow_dependent().is_done() {
+                        state.stop = true;
+                        return Step::Stop;
+                    }
+                    let (guard, wait) = self
+                        .wake
+                        .wait_timeout(state, SIGNAL_POLL)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    state = guard;
+                    if wait.timed_out() {
+                        return Step::Signals;
+                    }
+                }
+            });
+            if main && let Err(err) = py.check_signals() {
+                self.fail(err, None);
+                return Ok(());
+            }
+            match step {
+                Step::Stop => return Ok(()),
+                Step::Signals => continue,
+                Step::Run => {}
+            }
+            for node in taken.drain(..) {
+                let job = Job {
+                    run: Arc::clone(this),
+                    node,
+                };
+                if let Err(err) = submit.call1((job,)) {
+                    self.fail(err, None);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Records the run's first error and stops it.
+    fn fail(&self, error: PyErr, node: Option<NodeId>) {
+        let mut state = lock(&self.state);
+        if state.error.is_none() {
+            state.error = Some(error);
+            state.failed = node;
+        }
+        state.stop = true;
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// Drops the results no task reads any more.
+    fn free(&self, py: Python<'_>, freed: &mut Vec<NodeId>) {
+        let values = self.values.bind(py);
+        for node in freed.drain(..) {
+            if !self.is_output[node.index()] {
+                // In range: every node has a slot.
+                let _ = values.set_item(node.index(), py.None());
+            }
+        }
+    }
+
+    /// Runs `node`'s task with its hooks and keeps its result.
+    fn execute(&self, py: Python<'_>, node: NodeId, worker_id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let key = self.keys[node.index()].bind(py);
+        if let Some(pretask) = &self.pretask {
+            pretask.call1(py, (key,))?;
+        }
+        let value = self.evaluate(py, node)?;
+        self.values.bind(py).set_item(node.index(), &value)?;
+        if let Some(posttask) = &self.posttask {
+            posttask.call1(py, (key, value, worker_id))?;
+        }
+        Ok(())
+    }
+
+    /// Computes `node`'s result from its inputs, as dask 2026.8 runs a task.
+    fn evaluate<'py>(&self, py: Python<'py>, node: NodeId) -> PyResult<Bound<'py, PyAny>> {
+        let task = self.tasks[node.index()].bind(py);
+        let mut eval = Eval {
+            py,
+            run: self,
+            deps: self.topology.dependencies(node),
+            values: self.values.bind(py),
+            given: None,
+            index: None,
+        };
+        eval.top(task)
+    }
+}
+
+impl State {
+    /// Reports `node` finished; the results no task reads any more go to
+    /// `freed`.
+    fn finished(&mut self, node: NodeId, freed: &mut Vec<NodeId>) {
+        let mut spill = Vec::new();
+        // No memory limit: nothing overflows, nothing spills.
+        let _ = self
+            .core
+            .with_dependent_mut(|_, scheduler| scheduler.finished(node, 0, freed, &mut spill));
+    }
+
+    /// Starts tasks until `taken` holds `up_to` or none is ready.
+    fn take(&mut self, taken: &mut Vec<NodeId>, up_to: usize) {
+        let mut spill = Vec::new();
+        while taken.len() < up_to {
+            match self
+                .core
+                .with_dependent_mut(|_, scheduler| scheduler.start_next(&mut spill))
+            {
+                Ok(Some(node)) => taken.push(node),
+                // No memory limit: nothing overflows.
+                Ok(None) | Err(_) => break,
+            }
+        }
+    }
+}
+
+/// One task of a run, submitted to a pool: calling it runs the task.
+#[pyclass(frozen, module = "taskgraph._native")]
+struct Job {
+    run: Arc<Shared>,
+    node: NodeId,
+}
+
+#[pymethods]
+impl Job {
+    fn __call__(&self, py: Python<'_>) {
+        let run = &self.run;
+        if lock(&run.state).stop {
+            return;
+        }
+        let worker_id = py
+            .import("_thread")
+            .and_then(|thread| thread.getattr("get_ident")?.call0());
+        let result = worker_id.and_then(|id| run.execute(py, self.node, &id));
+        if let Err(err) = result {
+            run.fail(err, Some(self.node));
+            return;
+        }
+        let mut freed = Vec::new();
+        py.detach(|| {
+            lock(&run.state).finished(self.node, &mut freed);
+            run.wake.notify_all();
+        });
+        run.free(py, &mut freed);
+    }
+}
+
+/// The evaluation of one task: dask's `convert_legacy_task` and
+/// `GraphNode.__call__` in one walk, over the task's inputs.
+struct Eval<'a, 'py> {
+    py: Python<'py>,
+    run: &'a Shared,
+    /// The task's dependencies.
+    deps: &'a [NodeId],
+    values: &'a Bound<'py, PyList>,
+    /// The inputs as the dict a `GraphNode` is called with, once built.
+    given: Option<Bound<'py, PyDict>>,
+    /// The dependencies by hash, for tasks of many.
+    index: Option<FxHashMap<isize, Vec<NodeId>>>,
+}
+
+/// Above this many dependencies, a task's keys are found through a hash map
+/// rather than by a scan.
+const SCAN_DEPS: usize = 16;
+
+impl<'py> Eval<'_, 'py> {
+    /// A task's value in the graph, run: `convert_legacy_task(key, value)`
+    /// called on the inputs.
+    fn top(&mut self, task: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if task.is_exact_instance(self.run.spec.task.bind(self.py)) {
+            return self.task(task);
+        }
+        self.legacy(task)
+    }
+
+    /// `Task.__call__`: the function on the arguments, each a reference
+    /// (its input), a graph node (called on the inputs) or a literal.
+    fn task(&mut self, task: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        let func = task.getattr(intern!(py, "func"))?;
+        let args = task.getattr(intern!(py, "args"))?.cast_into::<PyTuple>()?;
+        let mut call_args = Vec::with_capacity(args.len());
+        for arg in args.iter() {
+            call_args.push(self.arg(&arg)?);
+        }
+        let args = PyTuple::new(py, call_args)?;
+        let kwargs = task.getattr(intern!(py, "kwargs"))?;
+        let kwargs = kwargs.cast::<PyDict>()?;
+        if kwargs.is_empty() {
+            return func.call1(args);
+        }
+        let call_kwargs = PyDict::new(py);
+        for (name, value) in kwargs.iter() {
+            call_kwargs.set_item(name, self.arg(&value)?)?;
+        }
+        func.call(args, Some(&call_kwargs))
+    }
+
+    /// A `Task` argument: a graph node called on the inputs, a reference
+    /// read, anything else as it is (containers are not looked into).
+    fn arg(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyInt>() {
+            return Ok(obj.clone());
+        }
+        if self.is_graph_node(obj)? {
+            return self.call_node(obj);
+        }
+        if obj.is_instance(self.run.spec.task_ref.bind(self.py))? {
+            let key = obj.getattr(intern!(self.py, "key"))?;
+            return self.input(&key)?.ok_or_else(|| not_an_input(&key));
+        }
+        Ok(obj.clone())
+    }
+
+    /// A dict argument of a legacy task, as dask's `Dict` runs it: a new
+    /// dict, its values through [`Eval::arg`].
+    fn dict_arg(&mut self, dict: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        let out = PyDict::new(self.py);
+        for (name, value) in dict.iter() {
+            out.set_item(name, self.arg(&value)?)?;
+        }
+        Ok(out.into_any())
+    }
+
+    /// A legacy value run: a task tuple called, a key read, a list, tuple
+    /// or set rebuilt with its items run, a graph node called, anything
+    /// else as it is.
+    fn legacy(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        if let Ok(tuple) = obj.cast_exact::<PyTuple>()
+            && !tuple.is_empty()
+        {
+            let func = tuple.get_item(0)?;
+            if func.is_callable() {
+                let mut args = Vec::with_capacity(tuple.len() - 1);
+                for arg in tuple.iter().skip(1) {
+                    args.push(if let Ok(dict) = arg.cast::<PyDict>() {
+                        // `Dict(arg)`: keys in it are not read.
+                        self.dict_arg(dict)?
+                    } else {
+                        self.legacy(&arg)?
+                    });
+                }
+                return func.call1(PyTuple::new(py, args)?);
+            }
+        }
+        if (obj.is_instance_of::<PyString>()
+            || obj.is_instance_of::<PyInt>()
+            || obj.is_instance_of::<PyFloat>()
+            || obj.is_instance_of::<PyTuple>())
+            && let Some(value) = self.input(obj)?
+        {
+            return Ok(value);
+        }
+        if self.is_graph_node(obj)? {
+            return self.call_node(obj);
+        }
+        if obj.is_instance(self.run.spec.task_ref.bind(py))? {
+            let key = obj.getattr(intern!(py, "key"))?;
+            return self.input(&key)?.ok_or_else(|| not_an_input(&key));
+        }
+        if is_collection(obj) {
+            let mut items = Vec::new();
+            for item in obj.try_iter()? {
+                items.push(self.legacy(&item?)?);
+            }
+            return rebuild(obj, items);
+        }
+        Ok(obj.clone())
+    }
+
+    fn is_graph_node(&self, obj: &Bound<'py, PyAny>) -> PyResult<bool> {
+        obj.is_instance(self.run.spec.graph_node.bind(self.py))
+    }
+
+    /// A graph node called on the task's inputs (`Task`s directly).
+    fn call_node(&mut self, node: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if node.is_exact_instance(self.run.spec.task.bind(self.py)) {
+            return self.task(node);
+        }
+        let given = self.given()?.clone();
+        node.call1((given,))
+    }
+
+    /// The task's inputs as a dict from key to value.
+    fn given(&mut self) -> PyResult<&Bound<'py, PyDict>> {
+        if self.given.is_none() {
+            let dict = PyDict::new(self.py);
+            for dep in self.deps {
+                dict.set_item(
+                    self.run.keys[dep.index()].bind(self.py),
+                    self.values.get_item(dep.index())?,
+                )?;
+            }
+            self.given = Some(dict);
+        }
+        Ok(self.given.as_ref().expect("just built"))
+    }
+
+    /// The input whose key is `obj`, if `obj` is one of the task's keys.
+    fn input(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.deps.is_empty() {
+            return Ok(None);
+        }
+        let hash = match obj.hash() {
+            Ok(hash) => hash,
+            Err(err) if err.is_instance_of::<PyTypeError>(self.py) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let hashes = &self.run.hashes;
+        if self.deps.len() > SCAN_DEPS && self.index.is_none() {
+            let mut index: FxHashMap<isize, Vec<NodeId>> = FxHashMap::default();
+            for &dep in self.deps {
+                index.entry(hashes[dep.index()]).or_default().push(dep);
+            }
+            self.index = Some(index);
+        }
+        let candidates: &[NodeId] = match &self.index {
+            Some(index) => index.get(&hash).map_or(&[], Vec::as_slice),
+            None => self.deps,
+        };
+        for &dep in candidates {
+            if hashes[dep.index()] != hash {
+                continue;
+            }
+            let key = self.run.keys[dep.index()].bind(self.py);
+            if key.is(obj) || key.eq(obj)? {
+                return Ok(Some(self.values.get_item(dep.index())?));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A reference to a key the task does not depend on.
+fn not_an_input(key: &Bound<'_, PyAny>) -> PyErr {
+    PyKeyError::new_err(key.clone().unbind())
+}
+
+/// Whether `obj` is a list, tuple, set or frozenset (of any subclass).
+fn is_collection(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PySet>()
+        || obj.is_instance_of::<PyFrozenSet>()
+}
+
+/// A collection of `obj`'s type with `items`: a named tuple from its
+/// fields, any other from an iterable.
+fn rebuild<'py>(
+    obj: &Bound<'py, PyAny>,
+    items: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    if obj.is_exact_instance_of::<PyList>() {
+        return Ok(PyList::new(py, items)?.into_any());
+    }
+    if obj.is_exact_instance_of::<PyTuple>() {
+        return Ok(PyTuple::new(py, items)?.into_any());
+    }
+    let ty = obj.get_type();
+    if obj.is_instance_of::<PyTuple>() && ty.hasattr(intern!(py, "_fields"))? {
+        return ty.call1(PyTuple::new(py, items)?);
+    }
+    ty.call1((PyList::new(py, items)?,))
+}
+
+/// Locks a mutex; a poisoned one is still usable, since every critical
+/// section here leaves its data consistent.
+fn lock<U>(mutex: &Mutex<U>) -> MutexGuard<'_, U> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
