@@ -101,6 +101,9 @@ enum Kind {
         slot: bool,
     },
     TaskRef,
+    /// A subclass of tuple (a named tuple, say): a key or a literal to
+    /// `dask.order`; looked into when executing.
+    TupleLike,
     /// A builtin scalar (str, int, float, ...): no `.dependencies`, compared
     /// with the keys.
     Scalar,
@@ -435,6 +438,9 @@ impl<'py> Reader<'py> {
                 return Ok(Kind::TaskRef);
             }
         }
+        if ty.is_subclass_of::<PyTuple>()? {
+            return Ok(Kind::TupleLike);
+        }
         let builtins = [
             py.get_type::<PyString>(),
             py.get_type::<PyInt>(),
@@ -554,6 +560,13 @@ impl<'py> Reader<'py> {
                 let key = w.getattr(intern!(self.py, "key"))?;
                 self.visit_item(&key)?;
             }
+            Kind::TupleLike => {
+                if !self.lookup(w, None)? && self.reading == Reading::Execute {
+                    for item in w.try_iter()? {
+                        self.visit_item(&item?)?;
+                    }
+                }
+            }
             Kind::Scalar | Kind::Other => {
                 self.lookup(w, None)?;
             }
@@ -566,6 +579,12 @@ impl<'py> Reader<'py> {
     fn visit_item(&mut self, item: &Bound<'py, PyAny>) -> PyResult<()> {
         match self.kind_of(item)? {
             Kind::Scalar | Kind::Other => self.lookup(item, None).map(drop),
+            Kind::TupleLike => {
+                if !self.lookup(item, None)? && self.reading == Reading::Execute {
+                    self.queue.push_back(item.clone());
+                }
+                Ok(())
+            }
             Kind::Tuple => {
                 let tuple = item.cast::<PyTuple>()?;
                 if is_task_tuple(tuple)? {
