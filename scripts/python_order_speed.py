@@ -10,10 +10,16 @@ it (the conversion to Rust) and building the result dict. Max pressure is
 measured on every order with ``taskgraph.max_pressure`` (dask's
 ``diagnostics`` count).
 
+The same graph is also timed as ``dask._task_spec.Task`` objects: each key
+``Task(key, f, *[TaskRef(dep) ...])`` over the dependencies dask's
+``convert_legacy_graph`` gives it (the keys and edges of the graph above,
+every task in the form dask 2026.8 builds natively). ``--forms`` picks
+either.
+
 Usage (in a venv with ``pip install "./python[test]"``):
 
     python scripts/python_order_speed.py [--size 2630] [--repeat 3]
-        [--dask-repeat 1] [--markdown OUT.md]
+        [--dask-repeat 1] [--forms dict,tasks] [--markdown OUT.md]
 """
 
 import argparse
@@ -28,6 +34,18 @@ from speed_common import cpu_model, map_overlap
 
 def build(size):
     return dict(map_overlap(size).__dask_graph__())
+
+
+def noop(*args):
+    return None
+
+
+def as_tasks(dsk):
+    """The keys and edges of ``dsk`` as ``Task`` objects."""
+    from dask._task_spec import Task, TaskRef, convert_legacy_graph
+
+    converted = convert_legacy_graph(dsk)
+    return {key: Task(key, noop, *[TaskRef(dep) for dep in node.dependencies]) for key, node in converted.items()}
 
 
 def best_of(n, fn):
@@ -47,6 +65,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="runs of each taskgraph strategy, best kept (default 3)")
     parser.add_argument("--dask-repeat", type=int, default=1, help="runs of dask's order, best kept (default 1)")
     parser.add_argument("--strategies", default="auto,dask", help="taskgraph strategies (default auto,dask)")
+    parser.add_argument("--forms", default="dict,tasks", help="graph forms: dict (dask's own), tasks (Task objects)")
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args()
 
@@ -56,21 +75,12 @@ def main():
     import taskgraph
 
     start = time.perf_counter()
-    dsk = build(args.size)
-    n = len(dsk)
+    graphs = {"dict": build(args.size)}
+    if "tasks" in args.forms.split(","):
+        graphs["tasks"] = as_tasks(graphs["dict"])
+    n = len(graphs["dict"])
+    lower = taskgraph.lower_bound(graphs["dict"])
     print(f"graph: {n} tasks, built in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-
-    rows = []
-    for strategy in args.strategies.split(","):
-        seconds, o = best_of(args.repeat, lambda: taskgraph.order(dsk, strategy=strategy))
-        rows.append((f"taskgraph.order, strategy={strategy!r}", seconds, taskgraph.max_pressure(dsk, o)))
-        print(f"{rows[-1][0]}: {seconds:.3f} s", file=sys.stderr)
-        del o
-    seconds, o = best_of(args.dask_repeat, lambda: dask.order.order(dsk))
-    dask_row = ("dask.order.order", seconds, taskgraph.max_pressure(dsk, o))
-    print(f"dask.order.order: {seconds:.3f} s", file=sys.stderr)
-    del o
-    lower = taskgraph.lower_bound(dsk)
 
     def num(x):
         return f"{x:,}".replace(",", " ")
@@ -79,12 +89,25 @@ def main():
         f"`da.random.random(({args.size}, {args.size}), chunks=(10, 10)).map_overlap(lambda a: a, depth=1).sum()`: "
         f"{num(n)} tasks (graph dict built before timing); lower bound on max pressure {num(lower)}.",
         "",
-        "| order | seconds | vs dask | max pressure |",
-        "|---|---:|---:|---:|",
+        "| graph form | order | seconds | vs dask | max pressure |",
+        "|---|---|---:|---:|---:|",
     ]
-    for name, secs, pressure in [*rows, dask_row]:
-        ratio = dask_row[1] / secs
-        lines.append(f"| {name} | {secs:.3f} | {ratio:.1f}x | {num(pressure)} |")
+    for form in args.forms.split(","):
+        dsk = graphs[form]
+        label = "dask's dict" if form == "dict" else "Task objects"
+        rows = []
+        for strategy in args.strategies.split(","):
+            seconds, o = best_of(args.repeat, lambda: taskgraph.order(dsk, strategy=strategy))
+            rows.append((f"taskgraph.order, strategy={strategy!r}", seconds, taskgraph.max_pressure(dsk, o)))
+            print(f"{label}: {rows[-1][0]}: {seconds:.3f} s", file=sys.stderr)
+            del o
+        seconds, o = best_of(args.dask_repeat, lambda: dask.order.order(dsk))
+        dask_row = ("dask.order.order", seconds, taskgraph.max_pressure(dsk, o))
+        print(f"{label}: dask.order.order: {seconds:.3f} s", file=sys.stderr)
+        del o
+        for name, secs, pressure in [*rows, dask_row]:
+            ratio = dask_row[1] / secs
+            lines.append(f"| {label} | {name} | {secs:.3f} | {ratio:.1f}x | {num(pressure)} |")
     lines += [
         "",
         f"Best of {args.repeat} (taskgraph) and {args.dask_repeat} (dask) in one process; "

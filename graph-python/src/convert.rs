@@ -269,7 +269,7 @@ pub(crate) fn convert<'py>(
         queue: VecDeque::new(),
     };
     let mut hashes = Vec::with_capacity(n);
-    for key in dict.keys().iter() {
+    for (key, _) in dict.iter() {
         hashes.push(key.hash()?);
         reader.plain_keys &= reader.texts.push(&key)?;
         reader.keys.push(key);
@@ -329,7 +329,7 @@ fn read_tasks<'py>(
     if reader.reading == Reading::Execute {
         values.reserve_exact(n);
     }
-    for (i, value) in dict.values().iter().enumerate() {
+    for (i, (_, value)) in dict.iter().enumerate() {
         let value = &value;
         if reader.reading == Reading::Execute {
             values.push(value.clone());

@@ -13,8 +13,10 @@
 - :class:`Graph` reads a dask collection or graph once, then orders it,
   measures it, places it on workers, writes it as ``taskgraph-json/1`` and
   draws it.
-- :mod:`taskgraph.dask` makes dask itself use :func:`order`
-  (``install``, ``uninstall``, ``ordering``) and exports graphs as JSON.
+- :mod:`taskgraph.dask` runs dask graphs on taskgraph's scheduler
+  (``get``, registered as ``scheduler="taskgraph"``), makes dask itself use
+  :func:`order` (``install``, ``uninstall``, ``ordering``) and exports
+  graphs as JSON.
 """
 
 from taskgraph._native import lower_bound, max_pressure, order

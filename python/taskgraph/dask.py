@@ -1,4 +1,13 @@
-"""dask with taskgraph's order, and dask graphs as ``taskgraph-json/1``.
+"""dask on taskgraph's scheduler, dask with taskgraph's order, and dask
+graphs as ``taskgraph-json/1``.
+
+Running
+-------
+``get(dsk, keys, **kwargs)`` is ``dask.threaded.get`` on taskgraph's
+scheduler: the graph is read, ordered and scheduled in Rust, and Python is
+entered only to run tasks and call callbacks. Importing this module
+registers it as dask's scheduler ``"taskgraph"``
+(``x.compute(scheduler="taskgraph")``).
 
 Ordering
 --------
