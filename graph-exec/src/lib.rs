@@ -36,6 +36,7 @@ mod registry;
 mod request;
 mod scheduler;
 mod sequential;
+mod startable;
 mod value;
 
 pub use compiled::CompiledGraph;
@@ -48,6 +49,7 @@ pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
 pub use scheduler::{HeldLimit, Overflow, Scheduler, SchedulerConfig, pressure_rise, run_order};
 pub use sequential::{Run, execute_sequential};
+pub use startable::Startable;
 pub use value::{DecodeError, Dynamic, NotSpillable, Tagged, TaskValue};
 
 /// The README's example, compiled and run as a doctest.

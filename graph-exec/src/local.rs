@@ -11,7 +11,7 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{OpTime, Plan, Stats, merge_times};
 use crate::{
-    Error, HeldLimit, OpRegistry, Request, Run, Scheduler, SchedulerConfig, TaskValue,
+    Error, HeldLimit, OpRegistry, Request, Run, Scheduler, SchedulerConfig, Startable, TaskValue,
     pressure_rise, run_order,
 };
 
@@ -253,7 +253,7 @@ impl LocalExecutor {
                 error: None,
             }),
             wake: Condvar::new(),
-            startable: AtomicBool::new(false),
+            startable: Startable::default(),
             slots: (0..graph.len()).map(|_| Mutex::new(Slot::Empty)).collect(),
             spill_dir: OnceLock::new(),
             batch: if n_threads == 1 { 1 } else { BATCH },
@@ -317,10 +317,6 @@ const BATCH: usize = 4;
 /// this long makes negligible.
 const QUICK_TASK: Duration = Duration::from_micros(20);
 
-/// How many times a worker with nothing to take looks for progress before
-/// it sleeps: a few microseconds.
-const SPINS: u32 = 512;
-
 /// What the workers share under one lock.
 struct State<'t> {
     scheduler: Scheduler<'t>,
@@ -344,10 +340,7 @@ struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
     state: Mutex<State<'a>>,
     wake: Condvar,
-    /// Whether the scheduler had a task to start when the lock was last
-    /// let go: what a worker with nothing to take watches for a moment
-    /// before it sleeps.
-    startable: AtomicBool,
+    startable: Startable,
     slots: Vec<Mutex<Slot<T>>>,
     /// The private directory spilled results go to, made on the first spill
     /// and removed (with what is in it) when the run ends.
@@ -429,21 +422,11 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         // topology rules that out.
                         unreachable!("a checked schedule always has a ready task");
                     }
-                    // Trivial tasks finish within microseconds: watch a
-                    // moment for a task to become startable before sleeping,
-                    // which costs two system calls and a switch of threads.
-                    // Watching a flag rather than the lock leaves the lock
-                    // to the workers that have tasks (a chain runs on one
-                    // worker without the other taking the lock after each
-                    // task).
-                    self.startable.store(false, Ordering::Relaxed);
+                    // Watch a moment for a task to become startable before
+                    // sleeping (see `Startable`).
+                    self.startable.clear();
                     drop(state);
-                    for _ in 0..SPINS {
-                        if self.startable.load(Ordering::Acquire) {
-                            break;
-                        }
-                        std::hint::spin_loop();
-                    }
+                    self.startable.watch();
                     state = lock(&self.state);
                     if state.scheduler.has_next() || state.stop {
                         continue;
@@ -457,7 +440,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                 }
                 let startable = state.scheduler.has_next();
                 plenty = startable || taken.len() > 1;
-                self.startable.store(startable, Ordering::Release);
+                self.startable.set(startable);
                 if startable && state.idle > 0 {
                     self.wake.notify_one();
                 }

@@ -9,12 +9,11 @@
 //! as soon as its last reader has run. Python is entered only to run a task
 //! and to call the hooks that dask's callbacks hang on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, Topology};
-use graph_exec::{HeldLimit, Scheduler, SchedulerConfig, pressure_rise, run_order};
+use graph_exec::{HeldLimit, Scheduler, SchedulerConfig, Startable, pressure_rise, run_order};
 use graph_order::OrderConfig;
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
@@ -68,9 +67,7 @@ struct Spec {
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
-    /// Whether the scheduler had a task to start when the lock was last let
-    /// go: what an idle worker watches a moment before it sleeps.
-    startable: AtomicBool,
+    startable: Startable,
     topology: Arc<Topology>,
     /// Every node's key object; tasks first, then keys the graph names but
     /// lacks.
@@ -103,10 +100,6 @@ const BATCH: usize = 16;
 /// batch at a time. A slower one makes it take one at a time, leaving the
 /// rest to idle workers.
 const QUICK_TASK: Duration = Duration::from_micros(20);
-
-/// How many times an idle worker looks for a startable task before it
-/// sleeps: a few microseconds.
-const SPINS: u32 = 512;
 
 /// How often the main thread, waiting, looks for Ctrl-C.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
@@ -238,7 +231,7 @@ impl Execution {
                     failed: None,
                 }),
                 wake: Condvar::new(),
-                startable: AtomicBool::new(false),
+                startable: Startable::default(),
                 topology,
                 hashes: index.hashes().to_vec(),
                 keys: node_keys,
@@ -446,17 +439,11 @@ impl Shared {
                 state.stop = true;
                 continue;
             }
-            // Quick tasks finish within microseconds: watch a moment for one
-            // to become startable before sleeping, watching a flag rather
-            // than the lock, which stays with the workers that have tasks.
-            self.startable.store(false, Ordering::Relaxed);
+            // Watch a moment for a task to become startable before sleeping
+            // (see `Startable`).
+            self.startable.clear();
             drop(state);
-            for _ in 0..SPINS {
-                if self.startable.load(Ordering::Acquire) {
-                    break;
-                }
-                std::hint::spin_loop();
-            }
+            self.startable.watch();
             state = lock(&self.state);
             if state.core.borrow_dependent().has_next() || state.stop {
                 continue;
@@ -481,7 +468,7 @@ impl Shared {
             }
         }
         let startable = state.core.borrow_dependent().has_next();
-        self.startable.store(startable, Ordering::Release);
+        self.startable.set(startable);
         if startable && state.idle > 0 {
             self.wake.notify_one();
         }

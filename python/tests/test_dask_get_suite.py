@@ -5,15 +5,8 @@ interpreters: with dask's ``dask.threaded.get``, then with it pointed at
 with ours."""
 
 import importlib.util
-import os
-import subprocess
-import sys
 
-import pytest
-
-from test_dask_order_suite import outcomes
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from suites import run_suite
 
 SUITES = [
     "dask.tests.test_threaded",
@@ -25,19 +18,8 @@ SUITES = [
 
 def run_suites(get, tmp_path):
     paths = [importlib.util.find_spec(name).origin for name in SUITES]
-    env = dict(os.environ, TASKGRAPH_SUITE_GET=get)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [HERE, env.get("PYTHONPATH")] if p)
-    junit = tmp_path / f"{get}.xml"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "dask_get_plugin", f"--junitxml={junit}", *paths],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    report = done.stdout + done.stderr
-    return outcomes(junit), report
+    res, report, _ = run_suite(paths, "dask_get_plugin", {"TASKGRAPH_SUITE_GET": get}, tmp_path, name=get)
+    return res, report
 
 
 def test_every_test_dask_passes_passes_with_ours(tmp_path):
