@@ -276,6 +276,11 @@ struct Memory<'t> {
     expected: &'t [Option<u64>],
     /// Per task: its held result is on disk.
     spilled: FixedBitSet,
+    /// Per task: its result could not be written, and stays in memory.
+    unspillable: FixedBitSet,
+    /// Bytes of the held results that could not be written: counted in
+    /// memory, but left out of the limit, which bounds what can be spilled.
+    unspillable_bytes: u64,
     /// Per task: running tasks that read its result (it stays in memory).
     pins: Vec<u32>,
     /// Per task, while it runs: the bytes reserved for its result.
@@ -362,6 +367,8 @@ impl<'t> Scheduler<'t> {
                 limit,
                 expected: expected_bytes,
                 spilled: FixedBitSet::with_capacity(n_tasks),
+                unspillable: FixedBitSet::with_capacity(n_tasks),
+                unspillable_bytes: 0,
                 pins: vec![0; n_tasks],
                 reserved: vec![0; n_tasks],
                 running_bytes: 0,
@@ -453,11 +460,11 @@ impl<'t> Scheduler<'t> {
             let limit = memory.limit;
             let room = limit.saturating_sub(need);
             self.spill_down_to(room, Some(node), spill);
-            if self.held_bytes > room {
+            if self.limited_bytes() > room {
                 self.ready.push(key);
                 return Err(Overflow {
                     node,
-                    bytes: self.held_bytes + need,
+                    bytes: self.limited_bytes() + need,
                     limit,
                     with_inputs: true,
                 });
@@ -539,7 +546,14 @@ impl<'t> Scheduler<'t> {
         let Some(memory) = &self.memory else {
             return true;
         };
-        self.held_bytes + memory.running_bytes + self.need(node) <= memory.limit
+        self.limited_bytes() + memory.running_bytes + self.need(node) <= memory.limit
+    }
+
+    /// The bytes in memory the limit bounds: the held results but those
+    /// that could not be spilled.
+    fn limited_bytes(&self) -> u64 {
+        let unspillable = self.memory.as_ref().map_or(0, |m| m.unspillable_bytes);
+        self.held_bytes - unspillable
     }
 
     /// Counts the ready node `key` as running.
@@ -695,6 +709,11 @@ impl<'t> Scheduler<'t> {
                         memory.spilled.set(d, false);
                         true
                     }
+                    Some(memory) if memory.unspillable.contains(d) => {
+                        memory.unspillable.set(d, false);
+                        memory.unspillable_bytes -= self.bytes[d];
+                        false
+                    }
                     _ => false,
                 };
                 if !on_disk {
@@ -726,7 +745,7 @@ impl<'t> Scheduler<'t> {
             return;
         };
         let room = memory.limit.saturating_sub(memory.running_bytes);
-        if self.held_bytes > room {
+        if self.limited_bytes() > room {
             self.spill_down_to(room, None, spill);
         }
     }
@@ -749,6 +768,7 @@ impl<'t> Scheduler<'t> {
                 self.readers[d] > 0
                     && memory.pins[d] == 0
                     && !memory.spilled.contains(d)
+                    && !memory.unspillable.contains(d)
                     && !kept.contains(d)
                     && self.bytes[d] > 0
             })
@@ -768,7 +788,7 @@ impl<'t> Scheduler<'t> {
         victims.sort_unstable_by(|a, b| b.cmp(a));
         let memory = self.memory.as_mut().expect("under a memory limit");
         for (_, node) in victims {
-            if self.held_bytes <= room {
+            if self.held_bytes - memory.unspillable_bytes <= room {
                 break;
             }
             let d = node.index();
@@ -777,6 +797,61 @@ impl<'t> Scheduler<'t> {
             self.held_bytes -= self.bytes[d];
             spill.push(node);
         }
+    }
+
+    /// Takes back the spilling of `node`, which the executor could not carry
+    /// out (its result cannot be written, say): the result stays in memory,
+    /// counted there again ([`Scheduler::peak_bytes`]), and is never chosen
+    /// to spill again. The limit then bounds the other results: tasks start
+    /// as though it were not there, so that the run goes on over the limit
+    /// rather than stop. Does nothing for a node that is not spilled.
+    ///
+    /// ```
+    /// use graph_core::{NodeId, Topology};
+    /// use graph_exec::{Scheduler, SchedulerConfig};
+    ///
+    /// // 0 -> 2 <- 1 under a limit of 10 bytes: with 0's 8 bytes held, 1's
+    /// // 8 more make the scheduler spill 0.
+    /// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+    /// let mut scheduler = Scheduler::new(&SchedulerConfig {
+    ///     data: &topology,
+    ///     sched: &topology,
+    ///     needed: &[true; 3],
+    ///     mine: None,
+    ///     ranks: &[0, 1, 2],
+    ///     held_limit: None,
+    ///     memory_limit: Some(10),
+    ///     expected_bytes: &[Some(8), Some(8), Some(1)],
+    /// });
+    /// let (mut freed, mut spill) = (Vec::new(), Vec::new());
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
+    /// scheduler.finished(NodeId::new(0), 8, &mut freed, &mut spill).unwrap();
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(1))));
+    /// assert_eq!(spill, [NodeId::new(0)]);
+    /// // 0 cannot be written: it stays and counts, over the limit, which
+    /// // now bounds the rest (1's 8 bytes fit it).
+    /// scheduler.unspillable(NodeId::new(0));
+    /// spill.clear();
+    /// scheduler.finished(NodeId::new(1), 8, &mut freed, &mut spill).unwrap();
+    /// assert!(spill.is_empty());
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(2))));
+    /// assert_eq!((scheduler.peak_bytes(), scheduler.spilled_bytes()), (16, 0));
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn unspillable(&mut self, node: NodeId) {
+        let Some(memory) = &mut self.memory else {
+            return;
+        };
+        let d = node.index();
+        if d >= self.n_tasks || !memory.spilled.contains(d) {
+            return;
+        }
+        memory.spilled.set(d, false);
+        memory.unspillable.insert(d);
+        memory.unspillable_bytes += self.bytes[d];
+        memory.spilled_bytes -= self.bytes[d];
+        self.held_bytes += self.bytes[d];
+        self.peak_bytes = self.peak_bytes.max(self.held_bytes);
     }
 
     /// Whether some task of this executor that has not run reads `node`'s

@@ -13,9 +13,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, Topology};
-use graph_exec::{HeldLimit, Scheduler, SchedulerConfig, Startable, pressure_rise, run_order};
+use graph_exec::{
+    HeldLimit, Overflow, Scheduler, SchedulerConfig, Startable, pressure_rise, run_order,
+};
 use graph_order::OrderConfig;
-use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
@@ -54,6 +56,8 @@ struct State {
     error: Option<PyErr>,
     /// The task whose error it is.
     failed: Option<NodeId>,
+    /// A task the memory limit cannot hold, which stopped the run.
+    overflow: Option<Overflow>,
 }
 
 /// The classes of `dask._task_spec` a task's value is told apart by.
@@ -90,6 +94,14 @@ struct Shared {
     spec: Spec,
     /// How many workers the run is for.
     workers: usize,
+    /// `dask.sizeof.sizeof`, when results are measured (under a memory
+    /// limit, or for `RunStats`).
+    sizeof: Option<Py<PyAny>>,
+    /// Writes results to disk and reads them back (`taskgraph.dask`'s
+    /// `_Spill`), under a memory limit.
+    spiller: Option<Py<PyAny>>,
+    /// What a spilled result's slot in `values` holds.
+    spilled_mark: Py<PyAny>,
 }
 
 /// The most tasks a worker takes at once, while its tasks are quick: each
@@ -129,7 +141,17 @@ impl Execution {
     /// and that what they need is, and orders it with `strategy` for
     /// `workers` workers.
     #[new]
-    #[pyo3(signature = (dsk, keys, *, workers, strategy="auto", pretask=None, posttask=None))]
+    ///
+    /// With `memory_limit` (bytes), `sizeof` measures each result and
+    /// `spiller` writes the results the scheduler spills (`write(node,
+    /// value, key) -> bool`, false for a value it cannot write), reads them
+    /// back (`read(node)`) and drops them (`discard(node)`). With `sizeof`
+    /// alone, results are measured for the statistics.
+    #[pyo3(signature = (
+        dsk, keys, *, workers, strategy="auto", pretask=None, posttask=None,
+        memory_limit=None, sizeof=None, spiller=None,
+    ))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         dsk: &Bound<'_, PyAny>,
         keys: &Bound<'_, PyList>,
@@ -137,7 +159,15 @@ impl Execution {
         strategy: &str,
         pretask: Option<Py<PyAny>>,
         posttask: Option<Py<PyAny>>,
+        memory_limit: Option<u64>,
+        sizeof: Option<Py<PyAny>>,
+        spiller: Option<Py<PyAny>>,
     ) -> PyResult<Execution> {
+        if memory_limit.is_some() && (sizeof.is_none() || spiller.is_none()) {
+            return Err(PyValueError::new_err(
+                "a memory limit needs `sizeof` and `spiller`",
+            ));
+        }
         let py = dsk.py();
         let strategy = parse_strategy(strategy)?;
         let Converted {
@@ -206,7 +236,7 @@ impl Execution {
                 mine: None,
                 ranks: &inputs.ranks,
                 held_limit: inputs.rise.as_deref().map(HeldLimit::for_threads),
-                memory_limit: None,
+                memory_limit,
                 expected_bytes: &[],
             })
         });
@@ -229,6 +259,7 @@ impl Execution {
                     stop: false,
                     error: None,
                     failed: None,
+                    overflow: None,
                 }),
                 wake: Condvar::new(),
                 startable: Startable::default(),
@@ -243,6 +274,9 @@ impl Execution {
                 posttask,
                 spec,
                 workers,
+                sizeof,
+                spiller,
+                spilled_mark: py.get_type::<pyo3::types::PyAny>().call0()?.unbind(),
             }),
         })
     }
@@ -270,6 +304,39 @@ impl Execution {
     #[getter]
     fn peak_held(&self) -> usize {
         lock(&self.shared.state).core.borrow_dependent().peak_held()
+    }
+
+    /// The most bytes of results in memory at once so far, as `sizeof`
+    /// measured them (0 when results are not measured).
+    #[getter]
+    fn peak_bytes(&self) -> u64 {
+        lock(&self.shared.state)
+            .core
+            .borrow_dependent()
+            .peak_bytes()
+    }
+
+    /// The bytes of results written to disk so far.
+    #[getter]
+    fn spilled_bytes(&self) -> u64 {
+        lock(&self.shared.state)
+            .core
+            .borrow_dependent()
+            .spilled_bytes()
+    }
+
+    /// The tasks run so far.
+    #[getter]
+    fn tasks_run(&self) -> usize {
+        lock(&self.shared.state).core.borrow_dependent().tasks_run()
+    }
+
+    /// Whether the run ended in an error (a task's, a hook's, Ctrl-C or the
+    /// memory limit).
+    #[getter]
+    fn failed(&self) -> bool {
+        let state = lock(&self.shared.state);
+        state.error.is_some() || state.overflow.is_some()
     }
 
     /// Runs tasks on the calling thread until the run is over. Errors are
@@ -319,6 +386,10 @@ impl Execution {
         if let Some(error) = &state.error {
             return Err(error.clone_ref(py));
         }
+        if let Some(overflow) = state.overflow {
+            drop(state);
+            return Err(self.shared.overflow_error(py, overflow));
+        }
         if !state.core.borrow_dependent().is_done() {
             state.stop = true;
             return Err(PyRuntimeError::new_err(
@@ -332,7 +403,7 @@ impl Execution {
             self.shared
                 .outputs
                 .iter()
-                .map(|node| values.get_item(node.index()))
+                .map(|&node| self.shared.value(py, values, node))
                 .collect::<PyResult<Vec<_>>>()?,
         )
     }
@@ -370,13 +441,18 @@ impl Shared {
     fn work(&self, py: Python<'_>, main: bool) -> PyResult<()> {
         let worker_id = py.import("_thread")?.getattr("get_ident")?.call0()?;
         let mut taken: Vec<NodeId> = Vec::with_capacity(BATCH);
-        let mut done: Vec<NodeId> = Vec::with_capacity(BATCH);
+        let mut done: Vec<(NodeId, u64)> = Vec::with_capacity(BATCH);
         let mut freed: Vec<NodeId> = Vec::new();
+        let mut spill: Vec<NodeId> = Vec::new();
         let mut batch = 1;
         let many = self.workers > 1;
         loop {
-            let step = py.detach(|| self.next(&mut done, &mut taken, &mut freed, batch, main));
+            let step =
+                py.detach(|| self.next(&mut done, &mut taken, &mut freed, &mut spill, batch, main));
             self.free(py, &mut freed);
+            if let Err(err) = self.spill(py, &mut spill) {
+                self.fail(err, None);
+            }
             match step {
                 Step::Stop => return Ok(()),
                 Step::Signals => {
@@ -390,11 +466,13 @@ impl Shared {
             let started = many.then(Instant::now);
             let ran = taken.len() as u32;
             for node in taken.drain(..) {
-                if let Err(err) = self.execute(py, node, &worker_id) {
-                    self.fail(err, Some(node));
-                    return Ok(());
+                match self.execute(py, node, &worker_id) {
+                    Ok(bytes) => done.push((node, bytes)),
+                    Err(err) => {
+                        self.fail(err, Some(node));
+                        return Ok(());
+                    }
                 }
-                done.push(node);
             }
             if main && let Err(err) = py.check_signals() {
                 self.fail(err, None);
@@ -415,15 +493,16 @@ impl Shared {
     /// waiting while none is ready; called with the GIL released.
     fn next(
         &self,
-        done: &mut Vec<NodeId>,
+        done: &mut Vec<(NodeId, u64)>,
         taken: &mut Vec<NodeId>,
         freed: &mut Vec<NodeId>,
+        spill: &mut Vec<NodeId>,
         batch: usize,
         main: bool,
     ) -> Step {
         let mut state = lock(&self.state);
-        for node in done.drain(..) {
-            state.finished(node, freed);
+        for (node, bytes) in done.drain(..) {
+            state.finished(node, bytes, freed, spill);
         }
         loop {
             if state.stop {
@@ -431,8 +510,9 @@ impl Shared {
                 self.wake.notify_all();
                 return Step::Stop;
             }
-            state.take(taken, batch);
-            if !taken.is_empty() {
+            state.take(taken, batch, spill);
+            if !taken.is_empty() || !spill.is_empty() {
+                // Spills are written with the GIL, before the tasks run.
                 break;
             }
             if state.core.borrow_dependent().is_done() {
@@ -484,6 +564,7 @@ impl Shared {
         main: bool,
     ) -> PyResult<()> {
         let mut taken = Vec::new();
+        let mut spill = Vec::new();
         loop {
             let step = py.detach(|| {
                 let mut state = lock(&self.state);
@@ -494,8 +575,8 @@ impl Shared {
                     let room = self
                         .workers
                         .saturating_sub(state.core.borrow_dependent().running());
-                    state.take(&mut taken, room);
-                    if !taken.is_empty() {
+                    state.take(&mut taken, room, &mut spill);
+                    if !taken.is_empty() || !spill.is_empty() {
                         return Step::Run;
                     }
                     if state.core.borrow_dependent().is_done() {
@@ -520,6 +601,10 @@ impl Shared {
                 Step::Stop => return Ok(()),
                 Step::Signals => continue,
                 Step::Run => {}
+            }
+            if let Err(err) = self.spill(py, &mut spill) {
+                self.fail(err, None);
+                return Ok(());
             }
             for node in taken.drain(..) {
                 let job = Job {
@@ -546,29 +631,116 @@ impl Shared {
         self.wake.notify_all();
     }
 
-    /// Drops the results no task reads any more.
+    /// Drops the results no task reads any more, and their spill files.
     fn free(&self, py: Python<'_>, freed: &mut Vec<NodeId>) {
         let values = self.values.bind(py);
         for node in freed.drain(..) {
-            if !self.is_output[node.index()] {
-                // In range: every node has a slot.
-                let _ = values.set_item(node.index(), py.None());
+            let i = node.index();
+            if self.is_output[i] {
+                continue;
             }
+            if let (Some(spiller), Ok(slot)) = (&self.spiller, values.get_item(i))
+                && slot.is(&self.spilled_mark)
+            {
+                // A file not removed now goes with the directory at the end.
+                let _ = spiller.call_method1(py, intern!(py, "discard"), (i,));
+            }
+            // In range: every node has a slot.
+            let _ = values.set_item(i, py.None());
         }
     }
 
-    /// Runs `node`'s task with its hooks and keeps its result.
-    fn execute(&self, py: Python<'_>, node: NodeId, worker_id: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Writes the results the scheduler chose to disk and drops them from
+    /// memory; one that cannot be written stays, and the scheduler counts
+    /// it there again.
+    fn spill(&self, py: Python<'_>, nodes: &mut Vec<NodeId>) -> PyResult<()> {
+        let Some(spiller) = &self.spiller else {
+            nodes.clear();
+            return Ok(());
+        };
+        let values = self.values.bind(py);
+        let mut kept = Vec::new();
+        for node in nodes.drain(..) {
+            let i = node.index();
+            let value = values.get_item(i)?;
+            if value.is(&self.spilled_mark) || value.is_none() {
+                continue;
+            }
+            let key = self.keys[i].bind(py);
+            let written = spiller
+                .call_method1(py, intern!(py, "write"), (i, &value, key))?
+                .is_truthy(py)?;
+            if written {
+                values.set_item(i, &self.spilled_mark)?;
+            } else {
+                kept.push(node);
+            }
+        }
+        if !kept.is_empty() {
+            let mut state = lock(&self.state);
+            for node in kept {
+                state
+                    .core
+                    .with_dependent_mut(|_, scheduler| scheduler.unspillable(node));
+            }
+        }
+        Ok(())
+    }
+
+    /// The result of `node`, read back from disk if it was spilled.
+    fn value<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyList>,
+        node: NodeId,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let i = node.index();
+        let value = values.get_item(i)?;
+        match &self.spiller {
+            Some(spiller) if value.is(&self.spilled_mark) => {
+                let value = spiller.bind(py).call_method1(intern!(py, "read"), (i,))?;
+                values.set_item(i, &value)?;
+                Ok(value)
+            }
+            _ => Ok(value),
+        }
+    }
+
+    /// The error for a task the memory limit cannot hold.
+    fn overflow_error(&self, py: Python<'_>, overflow: Overflow) -> PyErr {
+        let key = self.keys[overflow.node.index()].bind(py);
+        let key = key
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "<key>".to_owned());
+        let what = if overflow.with_inputs {
+            "with its inputs"
+        } else {
+            "for its result alone"
+        };
+        PyMemoryError::new_err(format!(
+            "task {key} needs {} bytes {what}, more than the memory limit of {} bytes",
+            overflow.bytes, overflow.limit
+        ))
+    }
+
+    /// Runs `node`'s task with its hooks and keeps its result; returns the
+    /// bytes it takes, where results are measured.
+    fn execute(&self, py: Python<'_>, node: NodeId, worker_id: &Bound<'_, PyAny>) -> PyResult<u64> {
         let key = self.keys[node.index()].bind(py);
         if let Some(pretask) = &self.pretask {
             pretask.call1(py, (key,))?;
         }
         let value = self.evaluate(py, node)?;
+        let bytes = match &self.sizeof {
+            Some(sizeof) => sizeof.call1(py, (&value,))?.extract::<u64>(py)?,
+            None => 0,
+        };
         self.values.bind(py).set_item(node.index(), &value)?;
         if let Some(posttask) = &self.posttask {
             posttask.call1(py, (key, value, worker_id))?;
         }
-        Ok(())
+        Ok(bytes)
     }
 
     /// Computes `node`'s result from its inputs, as dask 2026.8 runs a task.
@@ -589,25 +761,41 @@ impl Shared {
 impl State {
     /// Reports `node` finished; the results no task reads any more go to
     /// `freed`.
-    fn finished(&mut self, node: NodeId, freed: &mut Vec<NodeId>) {
-        let mut spill = Vec::new();
-        // No memory limit: nothing overflows, nothing spills.
-        let _ = self
+    fn finished(
+        &mut self,
+        node: NodeId,
+        bytes: u64,
+        freed: &mut Vec<NodeId>,
+        spill: &mut Vec<NodeId>,
+    ) {
+        let result = self
             .core
-            .with_dependent_mut(|_, scheduler| scheduler.finished(node, 0, freed, &mut spill));
+            .with_dependent_mut(|_, scheduler| scheduler.finished(node, bytes, freed, spill));
+        if let Err(overflow) = result {
+            self.overflowed(overflow);
+        }
     }
 
-    /// Starts tasks until `taken` holds `up_to` or none is ready.
-    fn take(&mut self, taken: &mut Vec<NodeId>, up_to: usize) {
-        let mut spill = Vec::new();
-        while taken.len() < up_to {
+    /// Stops the run for a task the memory limit cannot hold.
+    fn overflowed(&mut self, overflow: Overflow) {
+        if self.error.is_none() && self.overflow.is_none() {
+            self.overflow = Some(overflow);
+            self.failed = Some(overflow.node);
+        }
+        self.stop = true;
+    }
+
+    /// Starts tasks until `taken` holds `up_to` or none is ready; the
+    /// results to spill first go to `spill`.
+    fn take(&mut self, taken: &mut Vec<NodeId>, up_to: usize, spill: &mut Vec<NodeId>) {
+        while taken.len() < up_to && !self.stop {
             match self
                 .core
-                .with_dependent_mut(|_, scheduler| scheduler.start_next(&mut spill))
+                .with_dependent_mut(|_, scheduler| scheduler.start_next(spill))
             {
                 Ok(Some(node)) => taken.push(node),
-                // No memory limit: nothing overflows.
-                Ok(None) | Err(_) => break,
+                Ok(None) => break,
+                Err(overflow) => self.overflowed(overflow),
             }
         }
     }
@@ -630,17 +818,22 @@ impl Job {
         let worker_id = py
             .import("_thread")
             .and_then(|thread| thread.getattr("get_ident")?.call0());
-        let result = worker_id.and_then(|id| run.execute(py, self.node, &id));
-        if let Err(err) = result {
-            run.fail(err, Some(self.node));
-            return;
-        }
-        let mut freed = Vec::new();
+        let bytes = match worker_id.and_then(|id| run.execute(py, self.node, &id)) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                run.fail(err, Some(self.node));
+                return;
+            }
+        };
+        let (mut freed, mut spill) = (Vec::new(), Vec::new());
         py.detach(|| {
-            lock(&run.state).finished(self.node, &mut freed);
+            lock(&run.state).finished(self.node, bytes, &mut freed, &mut spill);
             run.wake.notify_all();
         });
         run.free(py, &mut freed);
+        if let Err(err) = run.spill(py, &mut spill) {
+            run.fail(err, None);
+        }
     }
 }
 
@@ -788,7 +981,7 @@ impl<'py> Eval<'_, 'py> {
             for dep in self.deps {
                 dict.set_item(
                     self.run.keys[dep.index()].bind(self.py),
-                    self.values.get_item(dep.index())?,
+                    self.run.value(self.py, self.values, *dep)?,
                 )?;
             }
             self.given = Some(dict);
@@ -824,7 +1017,7 @@ impl<'py> Eval<'_, 'py> {
             }
             let key = self.run.keys[dep.index()].bind(self.py);
             if key.is(obj) || key.eq(obj)? {
-                return Ok(Some(self.values.get_item(dep.index())?));
+                return Ok(Some(self.run.value(self.py, self.values, dep)?));
             }
         }
         Ok(None)

@@ -62,6 +62,7 @@ tasks (literals, ``DataNode``s, lists of keys).
 """
 
 import contextlib
+import contextvars
 import functools
 import gzip
 import json
@@ -76,7 +77,7 @@ from taskgraph import _native
 
 FORMAT = "taskgraph-json/1"
 
-__all__ = ["FORMAT", "dump", "get", "install", "installed", "ordering", "to_taskgraph", "uninstall"]
+__all__ = ["FORMAT", "RunStats", "dump", "get", "install", "installed", "ordering", "to_taskgraph", "uninstall"]
 
 
 # --- ordering ---------------------------------------------------------------
@@ -208,7 +209,18 @@ def ordering(strategy="auto"):
 # --- running ----------------------------------------------------------------
 
 
-def get(dsk, keys, cache=None, num_workers=None, pool=None, *, strategy=None, callbacks=None, **kwargs):
+def get(
+    dsk,
+    keys,
+    cache=None,
+    num_workers=None,
+    pool=None,
+    *,
+    strategy=None,
+    callbacks=None,
+    memory_limit=None,
+    **kwargs,
+):
     """Computes ``keys`` of the dask graph ``dsk`` on taskgraph's scheduler,
     as ``dask.threaded.get`` does on dask's.
 
@@ -237,6 +249,16 @@ def get(dsk, keys, cache=None, num_workers=None, pool=None, *, strategy=None, ca
       the results computed are added to it.
     - ``rerun_exceptions_locally`` (or the dask.config key): a failing task
       runs again on the calling thread, for a debugger.
+    - ``memory_limit`` (bytes, or a string such as ``"384MB"`` or
+      ``"2GiB"``; also dask.config ``taskgraph.memory-limit``): results are
+      measured with ``dask.sizeof.sizeof``, tasks wait while their inputs
+      and result would not fit, and where nothing fits the results the order
+      needs latest go to a private temporary directory (pickle protocol 5,
+      array buffers written without copies) until a task reads them. The
+      directory is removed however the call ends. A result that cannot be
+      pickled stays in memory and counts (one warning names it); a task
+      whose inputs and result alone exceed the limit raises ``MemoryError``
+      naming it. :class:`RunStats` tells what a run held and spilled.
 
     A task's exception is raised as itself, its frames in the traceback.
     Ctrl-C stops the run: no task starts any more and the call raises
@@ -262,6 +284,7 @@ def get(dsk, keys, cache=None, num_workers=None, pool=None, *, strategy=None, ca
 
     pool = pool or config.get("pool", None)
     num_workers = num_workers or config.get("num_workers", None)
+    memory_limit = _parse_bytes(memory_limit if memory_limit is not None else config.get("taskgraph.memory-limit", None))
     strategy = strategy or config.get("taskgraph.strategy", "auto")
     rerun = kwargs.get("rerun_exceptions_locally")
     if rerun is None:
@@ -275,12 +298,26 @@ def get(dsk, keys, cache=None, num_workers=None, pool=None, *, strategy=None, ca
         dsk = _with_cached(dsk, cache)
     submit, workers = _pool_submit(pool, num_workers)
 
-    with local_callbacks(callbacks) as callbacks:
-        if not callbacks:
-            run = _native.Execution(dsk, flat, workers=workers, strategy=strategy)
-            values = _run(run, submit, rerun)
-        else:
-            values = _run_with_callbacks(dsk, flat, workers, strategy, callbacks, cache, submit, rerun, unpack_callbacks)
+    options = {"workers": workers, "strategy": strategy}
+    recorders = _recorders.get()
+    spiller = None
+    if memory_limit is not None or recorders:
+        from dask.sizeof import sizeof
+
+        options["sizeof"] = sizeof
+    if memory_limit is not None:
+        spiller = _Spill()
+        options.update(memory_limit=memory_limit, spiller=spiller)
+    try:
+        with local_callbacks(callbacks) as callbacks:
+            if not callbacks:
+                run = _native.Execution(dsk, flat, **options)
+                values = _run(run, submit, rerun, recorders)
+            else:
+                values = _run_with_callbacks(dsk, flat, options, callbacks, cache, submit, rerun, recorders, unpack_callbacks)
+    finally:
+        if spiller is not None:
+            spiller.close()
     if cache is not None:
         cache.update(zip(flat, values))
     return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
@@ -313,7 +350,6 @@ def _pool_submit(pool, num_workers):
     """How tasks go to ``pool`` (None: to threads of the run's own) and how
     many run at once."""
     import concurrent.futures
-    import contextvars
     import multiprocessing.pool
 
     if pool is None:
@@ -345,11 +381,17 @@ def _pool_submit(pool, num_workers):
     return submit, num_workers or size
 
 
-def _run(run, submit, rerun):
+def _run(run, submit, rerun, recorders):
     """Runs ``run`` to its end and returns its results, raising its first
-    error."""
-    import contextvars
+    error; each of ``recorders`` (``RunStats``) records it."""
+    try:
+        return _run_to_end(run, submit, rerun)
+    finally:
+        for recorder in recorders:
+            recorder._record(run)
 
+
+def _run_to_end(run, submit, rerun):
     main = threading.current_thread() is threading.main_thread()
     if submit is not None:
         run.submit_to(submit, main=main)
@@ -370,8 +412,9 @@ def _run(run, submit, rerun):
         except BaseException:
             run.cancel()
             raise
-        if run.failed_key() is None:
-            # The run is over: the helpers are leaving.
+        if not run.failed:
+            # The run is over: the helpers are leaving. (After an error they
+            # finish the task they run, which may take long, and leave.)
             for helper in helpers:
                 helper.join()
     if rerun and run.failed_key() is not None:
@@ -379,7 +422,7 @@ def _run(run, submit, rerun):
     return run.results()
 
 
-def _run_with_callbacks(dsk, flat, workers, strategy, callbacks, cache, submit, rerun, unpack_callbacks):
+def _run_with_callbacks(dsk, flat, options, callbacks, cache, submit, rerun, recorders, unpack_callbacks):
     """``_run`` with dask's callbacks, called as ``dask.local.get_async``
     calls them, with the graph and the state dask gives them."""
     from dask._task_spec import DataNode, convert_legacy_graph
@@ -396,7 +439,7 @@ def _run_with_callbacks(dsk, flat, workers, strategy, callbacks, cache, submit, 
             if callback[0]:
                 callback[0](converted)
             started.append(callback)
-        priorities = _native.order(converted, strategy=strategy)
+        priorities = _native.order(converted, strategy=options["strategy"])
         state = start_state_from_dask(converted, keys=results, cache=cache, sortkey=priorities.get)
         for _, start_state, _, _, _ in callbacks:
             if start_state:
@@ -428,16 +471,185 @@ def _run_with_callbacks(dsk, flat, workers, strategy, callbacks, cache, submit, 
                 for f in posttask_cbs:
                     f(key, value, converted, state, worker_id)
 
-        run = _native.Execution(
-            dsk, flat, workers=workers, strategy=strategy, pretask=pretask, posttask=posttask
-        )
-        values = _run(run, submit, rerun)
+        run = _native.Execution(dsk, flat, pretask=pretask, posttask=posttask, **options)
+        values = _run(run, submit, rerun, recorders)
         succeeded = True
         return values
     finally:
         for _, _, _, _, finish in started:
             if finish:
                 finish(converted, state, not succeeded)
+
+
+def _parse_bytes(size):
+    """A memory limit in bytes: an int, or a string such as ``"384MB"``."""
+    if size is None:
+        return None
+    if isinstance(size, bool) or not isinstance(size, (int, str)):
+        raise TypeError(f"memory_limit must be bytes as an int or a string such as '384MB', not {size!r}")
+    if isinstance(size, str):
+        from dask.utils import parse_bytes
+
+        try:
+            size = parse_bytes(size)
+        except ValueError as err:
+            raise ValueError(f"memory_limit {size!r} is not a size: {err}") from None
+    if size <= 0:
+        raise ValueError(f"memory_limit must be positive, not {size}")
+    return size
+
+
+class _Spill:
+    """Where a run's spilled results go: one file each in a private
+    temporary directory (made on the first spill, mode 0700; files 0600),
+    pickled with protocol 5 and their buffers written out of band, so that
+    an array's memory goes to disk without a copy."""
+
+    def __init__(self):
+        self._dir = None
+        self._warned = set()
+        # The nodes with a file: a result read back keeps it (several tasks
+        # may read it at once), so spilling it again writes nothing.
+        self._written = set()
+        self._lock = threading.Lock()
+
+    def write(self, node, value, key):
+        """Writes ``value``; False (it stays in memory) if it cannot be
+        pickled, with one warning naming ``key``."""
+        import pickle
+        import struct
+
+        if node in self._written:
+            return True
+        buffers = []
+
+        def out_of_band(buffer):
+            try:
+                buffers.append(buffer.raw())
+            except BufferError:  # not contiguous: in band
+                return True
+            return None
+
+        try:
+            data = pickle.dumps(value, protocol=5, buffer_callback=out_of_band)
+        except Exception as err:  # noqa: BLE001 (any pickling failure keeps the value)
+            kind = type(value).__name__
+            if kind not in self._warned:
+                self._warned.add(kind)
+                import warnings
+
+                warnings.warn(
+                    f"taskgraph: the result of {key!r} ({kind}) cannot be pickled ({err}); "
+                    "it stays in memory, over the memory limit if need be",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            return False
+        with self._lock:  # workers may spill their first results at once
+            if self._dir is None:
+                self._dir = tempfile.mkdtemp(prefix="taskgraph-spill-")
+        lengths = [len(data)] + [buffer.nbytes for buffer in buffers]
+        fd = os.open(self._path(node), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as f:
+            f.write(struct.pack(f"<Q{len(lengths)}Q", len(lengths), *lengths))
+            f.write(data)
+            for buffer in buffers:
+                f.write(buffer)
+        self._written.add(node)
+        return True
+
+    def read(self, node):
+        """The value written for ``node`` (its file stays until
+        :meth:`discard`)."""
+        import pickle
+        import struct
+
+        path = self._path(node)
+        with open(path, "rb") as f:
+            (count,) = struct.unpack("<Q", f.read(8))
+            lengths = struct.unpack(f"<{count}Q", f.read(8 * count))
+            data = f.read(lengths[0])
+            buffers = []
+            for length in lengths[1:]:
+                buffer = bytearray(length)
+                if f.readinto(buffer) != length:
+                    raise OSError(f"spill file {path} is truncated")
+                buffers.append(buffer)
+        return pickle.loads(data, buffers=buffers)
+
+    def discard(self, node):
+        """Removes ``node``'s file, if there is one."""
+        if node in self._written:
+            self._written.discard(node)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self._path(node))
+
+    def close(self):
+        """Removes the directory and what is left in it."""
+        if self._dir is not None:
+            import shutil
+
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _path(self, node):
+        return os.path.join(self._dir, str(node))
+
+
+# The RunStats blocks the calling code is in.
+_recorders = contextvars.ContextVar("taskgraph_run_stats", default=())
+
+
+class RunStats:
+    """What the runs of :func:`get` inside a ``with`` block held, spilled
+    and ran:
+
+    >>> import taskgraph.dask
+    >>> from operator import add
+    >>> with taskgraph.dask.RunStats() as s:
+    ...     taskgraph.dask.get({"a": 1, "b": (add, "a", 1), "c": (add, "b", "a")}, "c")
+    3
+    >>> s.tasks_run, s.peak_held
+    (3, 2)
+
+    - ``peak_bytes``: the most bytes of results in memory at once in any
+      run (``dask.sizeof.sizeof`` of each result);
+    - ``spilled_bytes``: the bytes written to disk, over all the runs;
+    - ``peak_held``: the most results held at once in any run;
+    - ``tasks_run``: the tasks run, over all the runs.
+
+    Runs that tasks start themselves (a nested ``get``) count too. Blocks
+    may nest: each records the runs inside it.
+    """
+
+    def __init__(self):
+        self.peak_bytes = 0
+        self.spilled_bytes = 0
+        self.peak_held = 0
+        self.tasks_run = 0
+        self._lock = threading.Lock()
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append(_recorders.set((*_recorders.get(), self)))
+        return self
+
+    def __exit__(self, *exc):
+        _recorders.reset(self._tokens.pop())
+        return False
+
+    def _record(self, run):
+        with self._lock:
+            self.peak_bytes = max(self.peak_bytes, run.peak_bytes)
+            self.spilled_bytes += run.spilled_bytes
+            self.peak_held = max(self.peak_held, run.peak_held)
+            self.tasks_run += run.tasks_run
+
+    def __repr__(self):
+        return (
+            f"RunStats(peak_bytes={self.peak_bytes}, spilled_bytes={self.spilled_bytes}, "
+            f"peak_held={self.peak_held}, tasks_run={self.tasks_run})"
+        )
 
 
 def _register():
