@@ -9,6 +9,7 @@
 //! as soon as its last reader has run. Python is entered only to run a task
 //! and to call the hooks that dask's callbacks hang on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,9 @@ struct State {
     failed: Option<NodeId>,
     /// A task the memory limit cannot hold, which stopped the run.
     overflow: Option<Overflow>,
+    /// Tasks a worker took in a batch and handed back unrun, when one of
+    /// the batch proved slow: other workers take these first.
+    spare: Vec<NodeId>,
 }
 
 /// The classes of `dask._task_spec` a task's value is told apart by.
@@ -72,6 +76,9 @@ struct Shared {
     state: Mutex<State>,
     wake: Condvar,
     startable: Startable,
+    /// Set with `State::stop`, for workers to look at between the tasks of a
+    /// batch without the lock.
+    stopped: AtomicBool,
     topology: Arc<Topology>,
     /// Every node's key object; tasks first, then keys the graph names but
     /// lacks.
@@ -260,9 +267,11 @@ impl Execution {
                     error: None,
                     failed: None,
                     overflow: None,
+                    spare: Vec::new(),
                 }),
                 wake: Condvar::new(),
                 startable: Startable::default(),
+                stopped: AtomicBool::new(false),
                 topology,
                 hashes: index.hashes().to_vec(),
                 keys: node_keys,
@@ -358,7 +367,7 @@ impl Execution {
     /// Stops the run: no task starts any more.
     fn cancel(&self) {
         let mut state = lock(&self.shared.state);
-        state.stop = true;
+        self.shared.halt(&mut state);
         drop(state);
         self.shared.wake.notify_all();
     }
@@ -463,9 +472,15 @@ impl Shared {
                 }
                 Step::Run => {}
             }
+            // One worker takes one task at a time, to follow the order
+            // exactly; several take a batch while their tasks are quick, and
+            // hand back the rest of one as soon as a task of it is not.
             let started = many.then(Instant::now);
-            let ran = taken.len() as u32;
-            for node in taken.drain(..) {
+            let mut ran = 0;
+            for (k, &node) in taken.iter().enumerate() {
+                if self.stopped.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
                 match self.execute(py, node, &worker_id) {
                     Ok(bytes) => done.push((node, bytes)),
                     Err(err) => {
@@ -473,14 +488,25 @@ impl Shared {
                         return Ok(());
                     }
                 }
+                ran = k + 1;
+                if let Some(started) = started
+                    && started.elapsed() >= QUICK_TASK * ran as u32
+                {
+                    break;
+                }
             }
+            if ran < taken.len() {
+                let mut state = lock(&self.state);
+                state.spare.extend_from_slice(&taken[ran..]);
+                drop(state);
+                self.wake.notify_all();
+            }
+            taken.clear();
             if main && let Err(err) = py.check_signals() {
                 self.fail(err, None);
             }
-            // One worker takes one task at a time, to follow the order
-            // exactly; several take a batch while their tasks are quick.
             if let Some(started) = started {
-                batch = if started.elapsed() < QUICK_TASK * ran {
+                batch = if started.elapsed() < QUICK_TASK * ran as u32 {
                     BATCH
                 } else {
                     1
@@ -506,9 +532,15 @@ impl Shared {
         }
         loop {
             if state.stop {
+                self.halt(&mut state);
                 drop(state);
                 self.wake.notify_all();
                 return Step::Stop;
+            }
+            while taken.len() < batch
+                && let Some(node) = state.spare.pop()
+            {
+                taken.push(node);
             }
             state.take(taken, batch, spill);
             if !taken.is_empty() || !spill.is_empty() {
@@ -525,7 +557,7 @@ impl Shared {
             drop(state);
             self.startable.watch();
             state = lock(&self.state);
-            if state.core.borrow_dependent().has_next() || state.stop {
+            if state.has_next() || state.stop {
                 continue;
             }
             state.idle += 1;
@@ -547,7 +579,7 @@ impl Shared {
                 state.idle -= 1;
             }
         }
-        let startable = state.core.borrow_dependent().has_next();
+        let startable = state.has_next();
         self.startable.set(startable);
         if startable && state.idle > 0 {
             self.wake.notify_one();
@@ -570,6 +602,7 @@ impl Shared {
                 let mut state = lock(&self.state);
                 loop {
                     if state.stop {
+                        self.halt(&mut state);
                         return Step::Stop;
                     }
                     let room = self
@@ -622,13 +655,19 @@ impl Shared {
     /// Records the run's first error and stops it.
     fn fail(&self, error: PyErr, node: Option<NodeId>) {
         let mut state = lock(&self.state);
-        if state.error.is_none() {
+        if state.error.is_none() && state.overflow.is_none() {
             state.error = Some(error);
             state.failed = node;
         }
-        state.stop = true;
+        self.halt(&mut state);
         drop(state);
         self.wake.notify_all();
+    }
+
+    /// Stops the run: no task starts any more.
+    fn halt(&self, state: &mut State) {
+        state.stop = true;
+        self.stopped.store(true, Ordering::Relaxed);
     }
 
     /// Drops the results no task reads any more, and their spill files.
@@ -785,6 +824,12 @@ impl State {
         self.stop = true;
     }
 
+    /// Whether a worker may find a task to take: one handed back, or one
+    /// the scheduler may start.
+    fn has_next(&self) -> bool {
+        !self.spare.is_empty() || self.core.borrow_dependent().has_next()
+    }
+
     /// Starts tasks until `taken` holds `up_to` or none is ready; the
     /// results to spill first go to `spill`.
     fn take(&mut self, taken: &mut Vec<NodeId>, up_to: usize, spill: &mut Vec<NodeId>) {
@@ -812,7 +857,7 @@ struct Job {
 impl Job {
     fn __call__(&self, py: Python<'_>) {
         let run = &self.run;
-        if lock(&run.state).stop {
+        if run.stopped.load(Ordering::Relaxed) {
             return;
         }
         let worker_id = py

@@ -282,6 +282,20 @@ def test_nested_and_concurrent_calls():
     assert results == [tuple(2 + i for i in range(6))] * 8
 
 
+def test_a_batch_of_quick_tasks_hands_back_the_slow_ones():
+    # Quick tasks make a worker take ready tasks a batch at a time; the slow
+    # ones that follow are shared out all the same.
+    def slow(_, i):
+        time.sleep(0.02)
+        return threading.get_ident()
+
+    dsk = {("q", i): (inc, i) for i in range(32)}
+    dsk["root"] = (sum, [("q", i) for i in range(32)])
+    dsk.update({("s", i): (slow, "root", i) for i in range(20)})
+    counts = collections.Counter(get(dsk, [("s", i) for i in range(20)], num_workers=2))
+    assert len(counts) == 2 and min(counts.values()) >= 5, counts
+
+
 def test_several_workers_hold_results_within_the_orders_bound():
     # A wide reduction: 4 workers run leaves side by side, and the results
     # held stay within 1.1 P + 8 of the order's max pressure P, plus one per
