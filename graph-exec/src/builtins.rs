@@ -1,8 +1,6 @@
 //! The built-in op library over `Dynamic`: numbers, lists and strings, with
 //! Python's meaning for each name.
 
-use std::sync::Arc;
-
 use crate::{Dynamic, OpError, OpRegistry, TaskValue};
 
 type Result<T> = std::result::Result<T, OpError>;
@@ -69,6 +67,39 @@ fn fits(op: &str, bytes: u64, limit: u64) -> Result<()> {
     }
 }
 
+/// Room for `n` more items in `buf`, or an error saying `op` ran out of
+/// memory: a user-sized value is allocated fallibly, so that running out
+/// ends the task with an error (under a cgroup or address-space limit,
+/// say) instead of aborting the process.
+fn reserve<T>(op: &str, buf: &mut Vec<T>, n: usize) -> Result<()> {
+    buf.try_reserve_exact(n)
+        .map_err(|_| format!("{op}(): not enough memory for a value of {n} items").into())
+}
+
+/// As [`reserve`], for the bytes of a string.
+fn reserve_text(op: &str, buf: &mut String, n: usize) -> Result<()> {
+    buf.try_reserve_exact(n)
+        .map_err(|_| format!("{op}(): not enough memory for a value of {n} bytes").into())
+}
+
+/// `text` as a string value. Moving it into its shared allocation takes as
+/// much memory again, which cannot be asked for fallibly on stable Rust:
+/// that much is asked for first, fallibly, and given back just before.
+fn shared_text(op: &str, text: String) -> Result<Dynamic> {
+    let mut room = String::new();
+    reserve_text(op, &mut room, text.len())?;
+    drop(room);
+    Ok(Dynamic::Str(text.into()))
+}
+
+/// `items` as a list value, as [`shared_text`] makes a string.
+fn shared_list(op: &str, items: Vec<Dynamic>) -> Result<Dynamic> {
+    let mut room: Vec<Dynamic> = Vec::new();
+    reserve(op, &mut room, items.len())?;
+    drop(room);
+    Ok(Dynamic::List(items.into()))
+}
+
 /// The bytes of a list of `n` items (their own storage; what they share is
 /// not copied).
 fn list_bytes(n: usize) -> u64 {
@@ -79,11 +110,18 @@ fn add2(a: &Dynamic, b: &Dynamic, limit: u64) -> Result<Dynamic> {
     match (a, b) {
         (Dynamic::Str(x), Dynamic::Str(y)) => {
             fits("add", x.len() as u64 + y.len() as u64, limit)?;
-            Ok(Dynamic::Str(format!("{x}{y}").into()))
+            let mut out = String::new();
+            reserve_text("add", &mut out, x.len() + y.len())?;
+            out.push_str(x);
+            out.push_str(y);
+            shared_text("add", out)
         }
         (Dynamic::List(x), Dynamic::List(y)) => {
             fits("add", list_bytes(x.len() + y.len()), limit)?;
-            Ok(Dynamic::List(x.iter().chain(y.iter()).cloned().collect()))
+            let mut out = Vec::new();
+            reserve("add", &mut out, x.len() + y.len())?;
+            out.extend(x.iter().chain(y.iter()).cloned());
+            shared_list("add", out)
         }
         _ => match pair("+", a, b)? {
             Pair::Ints(x, y) => x.checked_add(y).map(Dynamic::Int).ok_or_else(overflow),
@@ -321,7 +359,8 @@ impl OpRegistry<Dynamic> {
                 })
                 .sum();
             fits("concat", list_bytes(total), limit)?;
-            let mut out = Vec::with_capacity(total);
+            let mut out = Vec::new();
+            reserve("concat", &mut out, total)?;
             for part in parts {
                 match part {
                     Dynamic::List(items) => out.extend(items.iter().cloned()),
@@ -333,7 +372,7 @@ impl OpRegistry<Dynamic> {
                     }
                 }
             }
-            Ok(Dynamic::List(out.into()))
+            shared_list("concat", out)
         });
         r.register("split", |a| {
             let words: Vec<Dynamic> = match a {
@@ -385,7 +424,20 @@ impl OpRegistry<Dynamic> {
                 })
                 .sum();
             fits("format", template.len() as u64 + spelled, limit)?;
-            let mut out = String::with_capacity(template.len());
+            let mut out = String::new();
+            // What the strings take; other values spell in a few bytes more.
+            reserve_text(
+                "format",
+                &mut out,
+                template.len()
+                    + args
+                        .iter()
+                        .map(|arg| match arg {
+                            Dynamic::Str(s) => s.len(),
+                            _ => 0,
+                        })
+                        .sum::<usize>(),
+            )?;
             let mut pieces = template.split("{}");
             out.push_str(pieces.next().unwrap_or(""));
             for (used, piece) in pieces.enumerate() {
@@ -401,7 +453,7 @@ impl OpRegistry<Dynamic> {
                 }
                 out.push_str(piece);
             }
-            Ok(Dynamic::Str(Arc::from(out)))
+            shared_text("format", out)
         });
         r.register("upper", |a| {
             arity("upper", a, 1)?;
@@ -423,7 +475,7 @@ impl OpRegistry<Dynamic> {
                 }
             };
             fits("blob", n as u64, limit)?;
-            Ok(Dynamic::Str(blob(n, checksum(inputs))?.into()))
+            shared_text("blob", blob(n, checksum(inputs))?)
         });
         r
     }

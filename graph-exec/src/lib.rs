@@ -43,7 +43,10 @@ pub use compiled::CompiledGraph;
 pub use error::{Error, OpError};
 pub use failure::{TaskFailure, panic_message};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
-pub use memory::{default_memory_limit, default_value_limit, machine_memory};
+pub use memory::{
+    address_space_limit, cgroup_memory_limit, default_memory_limit, default_value_limit,
+    machine_memory, memory_ceiling,
+};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};

@@ -1,5 +1,9 @@
 //! What the machine's memory allows: the defaults for a run's memory limit
-//! and for the largest value a built-in op makes.
+//! and for the largest value a built-in op makes, which follow the smallest
+//! of the machine's memory, the process's cgroup and its address-space
+//! limit.
+
+use std::path::Path;
 
 /// The machine's memory, in bytes, and the memory available now, as Linux's
 /// `/proc/meminfo` gives them (`MemTotal`, `MemAvailable`); `None` where
@@ -20,15 +24,150 @@ pub fn machine_memory() -> Option<(u64, u64)> {
     Some((total, field("MemAvailable:").unwrap_or(total)))
 }
 
-/// The bytes a run holds at most by default: three quarters of the memory
-/// available when it starts, so that results that do not fit spill to disk
-/// before the machine runs out. Where the machine does not say, 8 GiB.
-pub fn default_memory_limit() -> u64 {
-    machine_memory().map_or(8 << 30, |(_, available)| available / 4 * 3)
+/// The memory limit of this process's cgroup, in bytes: cgroup v2's
+/// `memory.max` of its group and of every group above it (the smallest),
+/// or cgroup v1's `memory.limit_in_bytes`; `None` where no limit is set or
+/// the files cannot be read.
+pub fn cgroup_memory_limit() -> Option<u64> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = Path::new("/sys/fs/cgroup");
+    let mut limit = None;
+    for line in membership.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(group)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let group = group.trim_start_matches('/');
+        let found = if controllers.is_empty() {
+            // v2: a group is held to the limits of all the groups above it.
+            let mut dir = root.join(group);
+            let mut smallest = None;
+            loop {
+                let read = std::fs::read_to_string(dir.join("memory.max")).ok();
+                smallest = min_known(smallest, read.as_deref().and_then(cgroup_value));
+                if dir == root || !dir.pop() {
+                    break;
+                }
+            }
+            smallest
+        } else if controllers.split(',').any(|c| c == "memory") {
+            // v1: the group's own file, or the root's where the group is
+            // mounted as the root (in a container).
+            [root.join("memory").join(group), root.join("memory")]
+                .iter()
+                .find_map(|dir| std::fs::read_to_string(dir.join("memory.limit_in_bytes")).ok())
+                .as_deref()
+                .and_then(cgroup_value)
+        } else {
+            None
+        };
+        limit = min_known(limit, found);
+    }
+    limit
 }
 
-/// The largest value a built-in op makes by default: half of the machine's
-/// memory (4 GiB where the machine does not say).
+/// The process's address-space limit (`RLIMIT_AS`, its soft limit), in
+/// bytes, as `/proc/self/limits` gives it; `None` where it is unlimited or
+/// unknown.
+pub fn address_space_limit() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .as_deref()
+        .and_then(address_space_in)
+}
+
+/// The most memory this process may use, in bytes: the smallest of the
+/// machine's memory, its cgroup's limit and its address-space limit;
+/// `None` where none of them is known.
+///
+/// ```
+/// let ceiling = graph_exec::memory_ceiling();
+/// if let (Some(ceiling), Some((total, _))) = (ceiling, graph_exec::machine_memory()) {
+///     assert!(ceiling <= total);
+/// }
+/// ```
+pub fn memory_ceiling() -> Option<u64> {
+    [
+        machine_memory().map(|(total, _)| total),
+        cgroup_memory_limit(),
+        address_space_limit(),
+    ]
+    .into_iter()
+    .fold(None, min_known)
+}
+
+/// The bytes a run holds at most by default: three quarters of the memory
+/// available when it starts, or of the process's ceiling
+/// ([`memory_ceiling`]) where that is lower, so that results that do not
+/// fit spill to disk before the process runs out. Where nothing says,
+/// 8 GiB.
+pub fn default_memory_limit() -> u64 {
+    let available = machine_memory().map(|(_, available)| available);
+    min_known(available, memory_ceiling()).map_or(8 << 30, |bytes| bytes / 4 * 3)
+}
+
+/// The largest value a built-in op makes by default: half of the process's
+/// ceiling ([`memory_ceiling`]; 4 GiB where nothing says).
 pub fn default_value_limit() -> u64 {
-    machine_memory().map_or(4 << 30, |(total, _)| total / 2)
+    memory_ceiling().map_or(4 << 30, |bytes| bytes / 2)
+}
+
+/// The smaller of two limits, either of which may be unknown.
+fn min_known(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A cgroup memory limit file's value: `None` for v2's `max` and for v1's
+/// "no limit" (a number near 2^63).
+fn cgroup_value(text: &str) -> Option<u64> {
+    let value: u64 = text.trim().parse().ok()?;
+    (value < 1 << 62).then_some(value)
+}
+
+/// The soft `Max address space` of a `/proc/<pid>/limits` text.
+fn address_space_in(limits: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|line| line.starts_with("Max address space"))?;
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_values_read_limits_and_no_limits() {
+        assert_eq!(cgroup_value("1073741824\n"), Some(1 << 30));
+        assert_eq!(cgroup_value("max\n"), None);
+        assert_eq!(cgroup_value("9223372036854771712\n"), None);
+        assert_eq!(cgroup_value(""), None);
+    }
+
+    #[test]
+    fn the_address_space_limit_is_the_soft_one() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max stack size            8388608              unlimited            bytes     \n\
+                      Max address space         6144000000           unlimited            bytes     \n";
+        assert_eq!(address_space_in(limits), Some(6_144_000_000));
+        let unlimited = limits.replace("6144000000", "unlimited");
+        assert_eq!(address_space_in(&unlimited), None);
+        assert_eq!(address_space_in("Max open files 1024 4096 files"), None);
+    }
+
+    #[test]
+    fn the_smallest_known_limit_wins() {
+        assert_eq!(min_known(Some(3), Some(2)), Some(2));
+        assert_eq!(min_known(None, Some(2)), Some(2));
+        assert_eq!(min_known(Some(3), None), Some(3));
+        assert_eq!(min_known(None, None), None);
+    }
 }

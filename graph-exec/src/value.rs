@@ -359,6 +359,12 @@ impl Dynamic {
                         .map_err(|_| fail("a length too large", at))?;
                     let text = std::str::from_utf8(take(&mut at, len)?)
                         .map_err(|_| fail("text that is not UTF-8", at))?;
+                    // A string read back may be as large as any value: its
+                    // memory is asked for fallibly first (see `builtins`).
+                    let mut room = String::new();
+                    room.try_reserve_exact(text.len())
+                        .map_err(|_| fail("a string larger than the memory left", at))?;
+                    drop(room);
                     Dynamic::Str(text.into())
                 }
                 LIST => {

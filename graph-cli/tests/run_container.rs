@@ -1,0 +1,57 @@
+//! Under a container's limits the defaults follow them: with an
+//! address-space limit (`ulimit -v`, set in a child shell), the cap on one
+//! value comes from it rather than from the machine's memory, and a run
+//! that makes a value too large is exit 2 with an error naming its task,
+//! never an abort.
+
+mod common;
+
+use std::process::Command;
+
+use common::scratch;
+
+/// A string doubled thirty times from 1 KiB: `s30` would be 1 TiB.
+fn string_bomb() -> String {
+    let mut tasks = vec![format!(
+        r#"{{"key": "s0", "task": "{}"}}"#,
+        "x".repeat(1024)
+    )];
+    for i in 1..=30 {
+        tasks.push(format!(
+            r#"{{"key": "s{i}", "task": {{"call": "add", "args": [{{"ref": "s{p}"}}, {{"ref": "s{p}"}}]}}}}"#,
+            p = i - 1
+        ));
+    }
+    tasks.push(r#"{"key": "n", "task": {"call": "len", "args": [{"ref": "s30"}]}}"#.to_owned());
+    format!(
+        r#"{{"format": "taskgraph-json/1", "tasks": [{}]}}"#,
+        tasks.join(",\n")
+    )
+}
+
+#[test]
+fn a_string_bomb_under_an_address_space_limit_is_an_error_naming_its_task() {
+    let dir = scratch("container");
+    let file = dir.join("bomb_str.json");
+    std::fs::write(&file, string_bomb()).unwrap();
+    // 1.5 GB of address space: one value may take half of it, 768 MB, so
+    // doubling stops at s20 (1 GiB), or earlier where memory runs out.
+    let run = Command::new("sh")
+        .args([
+            "-c",
+            r#"ulimit -v 1500000 && exec "$0" run "$1" --threads 1"#,
+            env!("CARGO_BIN_EXE_taskgraph"),
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{:?}: {stderr}", run.status);
+    assert!(stderr.starts_with("error:"), "{stderr}");
+    let named = (1..=20).any(|i| stderr.contains(&format!("s{i}")));
+    assert!(named, "the error names the task: {stderr}");
+    assert!(
+        stderr.contains("more than the limit") || stderr.contains("not enough memory"),
+        "{stderr}"
+    );
+}
