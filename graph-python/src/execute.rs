@@ -697,6 +697,11 @@ impl Shared {
             nodes.clear();
             return Ok(());
         };
+        if self.stopped.load(Ordering::Relaxed) {
+            // The run is over: nothing is read back any more.
+            nodes.clear();
+            return Ok(());
+        }
         let values = self.values.bind(py);
         let mut kept = Vec::new();
         for node in nodes.drain(..) {

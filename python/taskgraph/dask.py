@@ -512,6 +512,7 @@ class _Spill:
         # may read it at once), so spilling it again writes nothing.
         self._written = set()
         self._lock = threading.Lock()
+        self._closed = False
 
     def write(self, node, value, key):
         """Writes ``value``; False (it stays in memory) if it cannot be
@@ -546,6 +547,8 @@ class _Spill:
                 )
             return False
         with self._lock:  # workers may spill their first results at once
+            if self._closed:  # a worker finishing after the call ended
+                return False
             if self._dir is None:
                 self._dir = tempfile.mkdtemp(prefix="taskgraph-spill-")
         lengths = [len(data)] + [buffer.nbytes for buffer in buffers]
@@ -585,12 +588,14 @@ class _Spill:
                 os.remove(self._path(node))
 
     def close(self):
-        """Removes the directory and what is left in it."""
-        if self._dir is not None:
-            import shutil
+        """Removes the directory and what is left in it; nothing is written
+        after."""
+        import shutil
 
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        with self._lock:
+            self._closed = True
+            if self._dir is not None:
+                shutil.rmtree(self._dir, ignore_errors=True)
 
     def _path(self, node):
         return os.path.join(self._dir, str(node))
