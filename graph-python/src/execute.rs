@@ -8,6 +8,12 @@
 //! runs them with the GIL held, and hands their results back; a result goes
 //! as soon as its last reader has run. Python is entered only to run a task
 //! and to call the hooks that dask's callbacks hang on.
+//!
+//! Under a memory limit each result is measured (`dask.sizeof`), and the
+//! results the scheduler chooses to spill are handed to a Python spiller
+//! (`taskgraph.dask._Spill`, pickle protocol 5) and read back, through it,
+//! when a task reads them; their slots in the result list hold a marker
+//! meanwhile.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
