@@ -429,6 +429,15 @@ def test_a_memory_limit_spills_and_gives_the_same_result(num_workers, private_tm
     assert unlimited.peak_bytes > 30_000_000 and unlimited.spilled_bytes == 0
 
 
+def test_a_memory_limit_on_a_pool(private_tmp):
+    y = must_hold_all_of_x()
+    expected = y.compute(scheduler="threads")
+    with concurrent.futures.ThreadPoolExecutor(2) as pool, taskgraph.dask.RunStats() as stats:
+        assert y.compute(scheduler="taskgraph", memory_limit="8MB", pool=pool) == expected
+    assert 0 < stats.peak_bytes <= 8_000_000 < stats.spilled_bytes
+    assert list(private_tmp.iterdir()) == []
+
+
 def test_memory_limit_spellings_and_config(private_tmp):
     y = must_hold_all_of_x()
     expected = y.compute(scheduler="threads")
