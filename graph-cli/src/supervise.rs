@@ -65,10 +65,7 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
     }
     let secret = fresh_secret()?;
     // The hostfile goes into a private directory, removed when it drops.
-    let dir = tempfile::Builder::new()
-        .prefix("taskgraph-run-")
-        .tempdir()
-        .context("making a private temporary directory")?;
+    let dir = graph_core::file::private_temp_dir("taskgraph-run-")?;
     let hostfile = dir.path().join("hosts");
     std::fs::write(
         &hostfile,

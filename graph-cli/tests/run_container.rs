@@ -2,7 +2,8 @@
 //! address-space limit (`ulimit -v`, set in a child shell), the cap on one
 //! value comes from it rather than from the machine's memory, and a run
 //! that makes a value too large is exit 2 with an error naming its task,
-//! never an abort.
+//! never an abort. Where no temporary directory can be made for spilling,
+//! the run ends the same way, naming the directory.
 
 mod common;
 
@@ -54,4 +55,46 @@ fn a_string_bomb_under_an_address_space_limit_is_an_error_naming_its_task() {
         stderr.contains("more than the limit") || stderr.contains("not enough memory"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_temporary_directory_that_cannot_be_made_is_an_error_naming_it() {
+    // A run that must spill, with TMPDIR where nothing can be made: exit 2
+    // naming the directory, with three threads too (a worker's failure
+    // ended the run with a panic, and the other workers spun for ever).
+    let dir = scratch("no-tmpdir");
+    let file = dir.join("graph.json");
+    let made = common::taskgraph(
+        &[
+            "generate",
+            "random",
+            "--tasks",
+            "300",
+            "--value-bytes",
+            "20KB",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let missing = dir.join("missing").join("tmp");
+    for threads in ["1", "3"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
+            .args(["run", file.to_str().unwrap(), "--memory-limit", "700KB"])
+            .args(["--threads", threads])
+            .env("TMPDIR", &missing)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{threads} threads: {stderr}");
+        assert!(stderr.starts_with("error: task"), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "cannot make a private directory in {}",
+                missing.display()
+            )),
+            "{stderr}"
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! Writing a file so that a failure or an interrupt never leaves a partial
-//! file or destroys the old one.
+//! file or destroys the old one; and private temporary directories and
+//! files, which other users of the machine cannot read.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -67,4 +68,78 @@ pub fn write_atomically<E: From<io::Error>>(
     }
     temp.persist(path).map_err(|err| E::from(err.error))?;
     Ok(())
+}
+
+/// A private temporary directory whose name starts with `prefix`, in the
+/// system's temporary directory (`TMPDIR`): readable by its owner alone
+/// (mode 0700 on Unix, whatever the umask; tempfile's default is 0777
+/// less the umask, 0755 under the usual 022), and removed with what is in
+/// it when the returned value drops.
+///
+/// # Errors
+///
+/// The directory cannot be made (`TMPDIR` missing or read-only, say); the
+/// error names it.
+///
+/// # Example
+///
+/// ```
+/// let dir = graph_core::file::private_temp_dir("graph-core-doc-")?;
+/// # #[cfg(unix)]
+/// # {
+/// use std::os::unix::fs::PermissionsExt;
+/// assert_eq!(std::fs::metadata(dir.path())?.permissions().mode() & 0o777, 0o700);
+/// # }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir().map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!(
+                "cannot make a private directory in {}: {err}",
+                std::env::temp_dir().display()
+            ),
+        )
+    })
+}
+
+/// Creates `path` (or empties it) for writing, readable and writable by its
+/// owner alone (mode 0600 on Unix, whatever the umask).
+///
+/// # Errors
+///
+/// The file cannot be created.
+///
+/// # Example
+///
+/// ```
+/// use std::io::Write;
+///
+/// let dir = graph_core::file::private_temp_dir("graph-core-doc-")?;
+/// let path = dir.path().join("spilled");
+/// graph_core::file::create_private(&path)?.write_all(b"a result")?;
+/// # #[cfg(unix)]
+/// # {
+/// use std::os::unix::fs::PermissionsExt;
+/// assert_eq!(std::fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
+/// # }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn create_private(path: &Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
 }

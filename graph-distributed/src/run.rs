@@ -766,15 +766,13 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             return Ok(());
         };
         if self.spill_dir.is_none() {
-            let dir = tempfile::Builder::new()
-                .prefix("taskgraph-spill-")
-                .tempdir()
-                .map_err(|err| format!("cannot make a spill directory: {err}"))?;
+            let dir = graph_core::file::private_temp_dir("taskgraph-spill-")
+                .map_err(|err| err.to_string())?;
             self.spill_dir = Some(dir);
         }
         let dir = self.spill_dir.as_ref().expect("made above");
         let path = spill_path(dir, node);
-        let file = std::fs::File::create(&path).map_err(|err| err.to_string())?;
+        let file = graph_core::file::create_private(&path).map_err(|err| err.to_string())?;
         let mut out = std::io::BufWriter::new(file);
         bincode::serialize_into(&mut out, value).map_err(|err| err.to_string())?;
         std::io::Write::flush(&mut out).map_err(|err| err.to_string())?;

@@ -497,9 +497,11 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                 continue;
             }
             let old = std::mem::replace(&mut *lock(&self.slots[node.index()]), Slot::Empty);
-            if matches!(old, Slot::Spilled) {
+            if matches!(old, Slot::Spilled)
+                && let Some(path) = self.spill_path(node)
+            {
                 // A file not removed now goes with the directory at the end.
-                let _ = std::fs::remove_file(self.spill_path(node));
+                let _ = std::fs::remove_file(path);
             }
         }
     }
@@ -512,8 +514,9 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             let Slot::Value(value) = &*slot else {
                 continue;
             };
-            let path = self.spill_path(node);
-            let written = std::fs::File::create(&path)
+            let written = self
+                .make_spill_dir()
+                .and_then(|dir| graph_core::file::create_private(&spill_file(dir, node)))
                 .map_err(crate::OpError::from)
                 .and_then(|file| {
                     let mut out = std::io::BufWriter::new(file);
@@ -527,16 +530,23 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         Ok(())
     }
 
-    /// The file node `node`'s result is spilled to.
-    fn spill_path(&self, node: NodeId) -> std::path::PathBuf {
-        let dir = self.spill_dir.get_or_init(|| {
-            tempfile::Builder::new()
-                .prefix("taskgraph-spill-")
-                .tempdir()
-                .or_else(|_| tempfile::tempdir())
-                .expect("a temporary directory can be made")
-        });
-        dir.path().join(format!("n{}", node.index()))
+    /// The run's spill directory, made (private to its owner) on the first
+    /// spill.
+    fn make_spill_dir(&self) -> std::io::Result<&std::path::Path> {
+        if self.spill_dir.get().is_none() {
+            // Two workers spilling first at once each make one; the one not
+            // kept is removed as it drops.
+            let _ = self
+                .spill_dir
+                .set(graph_core::file::private_temp_dir("taskgraph-spill-")?);
+        }
+        Ok(self.spill_dir.get().expect("set above").path())
+    }
+
+    /// The file node `node`'s result is spilled to, once there is a spill
+    /// directory.
+    fn spill_path(&self, node: NodeId) -> Option<std::path::PathBuf> {
+        Some(spill_file(self.spill_dir.get()?.path(), node))
     }
 
     /// The value of `input`, read back from disk if it was spilled.
@@ -546,7 +556,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             Slot::Value(value) => Some(value.clone()),
             Slot::Empty => None,
             Slot::Spilled => {
-                let path = self.spill_path(input);
+                let path = self.spill_path(input)?;
                 let value = std::fs::File::open(&path)
                     .map_err(crate::OpError::from)
                     .and_then(|file| T::unspill(&mut std::io::BufReader::new(file)))
@@ -584,6 +594,11 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         }
         Ok(bytes)
     }
+}
+
+/// The file `node`'s result is spilled to in `dir`.
+fn spill_file(dir: &std::path::Path, node: NodeId) -> std::path::PathBuf {
+    dir.join(format!("n{}", node.index()))
 }
 
 /// Locks a mutex; a poisoned one is still usable, since every critical section

@@ -169,3 +169,113 @@ fn a_value_type_that_cannot_spill_says_so() {
     // The roots spill while waiting; that fails for this type.
     assert!(err.to_string().contains("cannot be spilled"), "{err}");
 }
+
+/// A value type that, as it spills, looks at every spill directory and
+/// file of the machine's temporary directory.
+#[derive(Clone, Debug, PartialEq)]
+struct Watched(Vec<u8>);
+
+/// What `Watched::spill` saw: directories and files, each with its mode.
+#[cfg(unix)]
+static SEEN: std::sync::Mutex<Vec<(bool, u32)>> = std::sync::Mutex::new(Vec::new());
+
+/// When the test began: spill directories older than that (left by a run
+/// killed outright, say) are not looked at.
+static BEGAN: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+
+impl TaskValue for Watched {
+    fn from_literal(literal: &graph_core::Value) -> Result<Watched, OpError> {
+        match literal {
+            graph_core::Value::Int(n) => Ok(Watched(vec![7; *n as usize])),
+            _ => Err("only sizes".into()),
+        }
+    }
+    fn from_list(items: Vec<Watched>) -> Watched {
+        Watched(items.into_iter().flat_map(|p| p.0).collect())
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
+    fn spill(&self, out: &mut dyn std::io::Write) -> Result<(), OpError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |path: &std::path::Path| {
+                std::fs::metadata(path).map_or(0, |m| m.permissions().mode() & 0o777)
+            };
+            let mut seen = SEEN.lock().unwrap();
+            for dir in std::fs::read_dir(std::env::temp_dir())?.flatten() {
+                let name = dir.file_name();
+                let recent = dir
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| BEGAN.get().is_some_and(|&began| t >= began));
+                if name.to_string_lossy().starts_with("taskgraph-spill-") && recent {
+                    seen.push((true, mode(&dir.path())));
+                    for file in std::fs::read_dir(dir.path())?.flatten() {
+                        seen.push((false, mode(&file.path())));
+                    }
+                }
+            }
+        }
+        out.write_all(&self.0)?;
+        Ok(())
+    }
+    fn unspill(input: &mut dyn std::io::Read) -> Result<Watched, OpError> {
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes)?;
+        Ok(Watched(bytes))
+    }
+}
+
+#[test]
+fn spilled_results_are_private_to_their_owner() {
+    // Directory times may be coarser than the clock: a second's margin.
+    BEGAN.get_or_init(|| std::time::SystemTime::now() - std::time::Duration::from_secs(1));
+    // Ten roots of 1 kB, each read before a gate (by a task that keeps
+    // nothing) and after it: under 3 kB most wait on disk meanwhile.
+    let mut graph = TaskGraph::new();
+    for i in 0..10 {
+        graph.insert(("root", i), Term::lit(1_000)).unwrap();
+        let root = Term::key(("root", i));
+        graph
+            .insert(("seen", i), Term::call("nothing", [root]))
+            .unwrap();
+    }
+    graph
+        .insert(
+            "gate",
+            Term::call("nothing", (0..10).map(|i| Term::key(("seen", i)))),
+        )
+        .unwrap();
+    for i in 0..10 {
+        let again = Term::list([Term::key(("root", i)), Term::key("gate")]);
+        graph.insert(("again", i), again).unwrap();
+        let done = Term::call("nothing", [Term::key(("again", i))]);
+        graph.insert(("done", i), done).unwrap();
+    }
+    let all = Term::list((0..10).map(|i| Term::key(("done", i))));
+    graph.insert("all", all).unwrap();
+    let mut registry = OpRegistry::<Watched>::new();
+    registry.register("nothing", |_| Ok(Watched(Vec::new())));
+    let options = RunOptions {
+        memory_limit: Some(3_000),
+        ..RunOptions::default()
+    };
+    let run = LocalExecutor::with_threads(1)
+        .run(&graph, &registry, &Request::from("all"), &options)
+        .unwrap();
+    assert_eq!(run.output, graph_exec::Output::Value(Watched(Vec::new())));
+    assert!(run.stats.spilled_bytes > 0);
+    #[cfg(unix)]
+    {
+        // Every spill directory and file there, this run's and any other
+        // test's running meanwhile: 0700 and 0600, whatever the umask.
+        let seen = SEEN.lock().unwrap();
+        assert!(seen.iter().any(|&(dir, _)| dir), "{seen:?}");
+        assert!(seen.iter().any(|&(dir, _)| !dir), "{seen:?}");
+        for &(dir, mode) in seen.iter() {
+            assert_eq!(mode, if dir { 0o700 } else { 0o600 }, "{seen:?}");
+        }
+    }
+}
