@@ -105,16 +105,40 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
             ));
         }
     };
-    let value: f64 = number.parse().map_err(|_| {
+    let not_a_size = || {
         format!("{text:?} is not a size: write bytes, or a number with KB, MB, GB, KiB, MiB, GiB")
-    })?;
-    let bytes = value * factor as f64;
-    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
-        return Err(format!(
-            "{text:?}: a size must be at least 1 byte and below 2^64"
-        ));
+    };
+    // Exactly, in integers: a float would round 2^64 - 2 and let 1.5 bytes
+    // pass as 1.
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') || fraction.len() > 18 {
+        return Err(not_a_size());
     }
-    Ok(bytes as u64)
+    let digits = |part: &str| -> Result<u128, String> {
+        if part.is_empty() {
+            Ok(0)
+        } else {
+            part.parse::<u128>().map_err(|_| not_a_size())
+        }
+    };
+    let scale = 10_u128.pow(fraction.len() as u32);
+    let bytes = digits(whole)?
+        .checked_mul(u128::from(factor))
+        .zip(digits(fraction)?.checked_mul(u128::from(factor)))
+        .and_then(|(whole, fraction)| {
+            (fraction % scale == 0).then(|| whole.checked_add(fraction / scale))?
+        });
+    let Some(bytes) = bytes else {
+        return Err(format!(
+            "{text:?}: a size must be a whole number of bytes, below 2^64"
+        ));
+    };
+    match u64::try_from(bytes) {
+        Ok(bytes) if bytes >= 1 => Ok(bytes),
+        _ => Err(format!(
+            "{text:?}: a size must be at least 1 byte and below 2^64"
+        )),
+    }
 }
 
 /// The most processes a run may have, and worker threads per process.
@@ -351,8 +375,31 @@ mod tests {
         assert_eq!(parse_size("128 MiB"), Ok(128 << 20));
         assert_eq!(parse_size("1.5gb"), Ok(1_500_000_000));
         assert_eq!(parse_size("2KiB"), Ok(2048));
-        for bad in ["", "0", "-1MB", "NaN", "inf", "12 parsecs", "1e400", "MB"] {
+        assert_eq!(parse_size("1.5KiB"), Ok(1536));
+        assert_eq!(parse_size(".5kb"), Ok(500));
+        // Exactly, to the last byte below 2^64.
+        assert_eq!(parse_size("18446744073709551614"), Ok(u64::MAX - 1));
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        for bad in [
+            "",
+            "0",
+            "-1MB",
+            "NaN",
+            "inf",
+            "12 parsecs",
+            "1e400",
+            "MB",
+            ".",
+            "1.2.3",
+            "18446744073709551616",
+            "20000000000GB",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+        // No fraction of a byte.
+        for fraction in ["1.5", "0.5b", "1.0001KB", "0.3KiB"] {
+            let err = parse_size(fraction).unwrap_err();
+            assert!(err.contains("whole number of bytes"), "{fraction}: {err}");
         }
     }
 

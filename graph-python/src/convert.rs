@@ -252,6 +252,15 @@ pub(crate) fn convert<'py>(
             .call1((dsk,))?
             .cast_into::<PyDict>()?,
     };
+    if let Some(given) = dependencies
+        && given.cast::<PyDict>().is_err()
+        && given.cast::<pyo3::types::PyMapping>().is_err()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "dependencies must map each key to the keys it needs, not {}",
+            given.get_type().name()?
+        )));
+    }
     let n = dict.len();
     let mut reader = Reader {
         py,

@@ -10,6 +10,10 @@ use pyo3::types::{PyDict, PyList};
 use crate::convert::External;
 use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
 
+/// The most workers `assign` places a graph on: the bound of the command
+/// line's `taskgraph assign --workers` (a placement takes memory per worker).
+const MAX_WORKERS: usize = 1_000_000;
+
 /// A dask graph read into dense form: its keys in the mapping's order, its
 /// dependencies as dask computes them, and dask's data nodes.
 #[pyclass(module = "taskgraph._native", frozen)]
@@ -123,6 +127,11 @@ impl DaskGraph {
     /// Places the tasks on `workers` workers with few edges between
     /// workers and balanced loads (`graph-assign`'s default): key to worker.
     fn assign<'py>(&self, py: Python<'py>, workers: usize) -> PyResult<Bound<'py, PyDict>> {
+        if !(1..=MAX_WORKERS).contains(&workers) {
+            return Err(PyValueError::new_err(format!(
+                "workers must be from 1 to {MAX_WORKERS} (as for `taskgraph assign --workers`), not {workers}"
+            )));
+        }
         let tasks = self.tasks();
         let assignment = py
             .detach(|| {

@@ -36,9 +36,9 @@ use std::collections::BinaryHeap;
 
 use graph_core::{Dag, NodeId, Topology};
 use graph_order::{Order, OrderConfig, Strategy};
-use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyInt, PyMapping};
 
 use crate::convert::{Converted, External, Reading, convert};
 
@@ -290,6 +290,12 @@ pub(crate) fn read_priorities(
     o: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<i64>> {
     let dict = o.cast::<PyDict>().ok();
+    if dict.is_none() && o.cast::<PyMapping>().is_err() {
+        return Err(PyTypeError::new_err(format!(
+            "the order must map each key to its priority (a dict, as `order` returns), not {}",
+            o.get_type().name()?
+        )));
+    }
     let mut given = Vec::with_capacity(keys.len());
     for key in keys {
         let key = key.bind(py);
@@ -305,7 +311,24 @@ pub(crate) fn read_priorities(
         })?;
         let priority = match value.extract::<i64>() {
             Ok(p) => p,
-            Err(_) => value.getattr("priority")?.extract::<i64>()?,
+            Err(_) if value.is_instance_of::<PyInt>() => {
+                return Err(PyValueError::new_err(format!(
+                    "the priority of key {} is {}: out of range",
+                    key.repr()?,
+                    value.repr()?
+                )));
+            }
+            // dask's `Order` carries its priority.
+            Err(_) => match value.getattr("priority").and_then(|p| p.extract::<i64>()) {
+                Ok(p) => p,
+                Err(_) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "the priority of key {} must be an int (or dask's Order), not {}",
+                        key.repr()?,
+                        value.repr()?
+                    )));
+                }
+            },
         };
         given.push(priority);
     }

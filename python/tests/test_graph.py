@@ -120,3 +120,28 @@ def test_viz(tmp_path):
 def test_repr_svg_is_none_for_large_graphs():
     g = taskgraph.Graph(corpus.chain(2500))
     assert g._repr_svg_() is None
+
+
+def test_size_like_arguments_are_bounded_as_on_the_command_line():
+    from operator import neg
+
+    g = taskgraph.Graph({"a": 1, "b": (neg, "a")})
+    for bad in (0, 10**9):
+        with pytest.raises(ValueError, match="workers must be from 1 to 1000000"):
+            g.assign(bad)
+    assert set(g.assign(2)) == {"a", "b"}
+
+
+def test_bad_orders_and_dependencies_say_what_is_wrong():
+    from operator import neg
+
+    dsk = {"a": 1, "b": (neg, "a")}
+    with pytest.raises(TypeError, match="the priority of key 'b' must be an int"):
+        taskgraph.max_pressure(dsk, {"a": 0, "b": 1.5})
+    with pytest.raises(ValueError, match="the priority of key 'b' is 1180591620717411303424: out of range"):
+        taskgraph.max_pressure(dsk, {"a": 0, "b": 2**70})
+    with pytest.raises(TypeError, match="the order must map each key to its priority"):
+        taskgraph.max_pressure(dsk, None)
+    with pytest.raises(TypeError, match="dependencies must map each key to the keys it needs, not int"):
+        taskgraph.order(dsk, dependencies=7)
+    assert taskgraph.order(dsk, dependencies={"b": ["a"]}) == {"a": 0, "b": 1}
