@@ -125,6 +125,17 @@ pub enum Error {
         /// Why not.
         message: String,
     },
+    /// A spilled result could not be read back from disk for a task that
+    /// reads it (its file deleted or damaged meanwhile, say).
+    #[error("task {key}: its input {input} could not be read back from disk: {message}")]
+    ReadBack {
+        /// The task.
+        key: Key,
+        /// The input.
+        input: Key,
+        /// Which file, and why.
+        message: String,
+    },
 }
 
 impl Error {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
-use crate::plan::{OpTime, Plan, Stats, merge_times};
+use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
 use crate::{
     Error, HeldLimit, OpRegistry, Request, Run, Scheduler, SchedulerConfig, Startable, TaskValue,
     pressure_rise, run_order,
@@ -549,21 +549,24 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         Some(spill_file(self.spill_dir.get()?.path(), node))
     }
 
-    /// The value of `input`, read back from disk if it was spilled.
-    fn fetch(&self, input: NodeId) -> Option<T> {
+    /// The value of `input`, read back from disk if it was spilled; `None`
+    /// if it is not there, an error saying why if it cannot be read back.
+    fn fetch(&self, input: NodeId) -> Result<Option<T>, String> {
         let mut slot = lock(&self.slots[input.index()]);
         match &*slot {
-            Slot::Value(value) => Some(value.clone()),
-            Slot::Empty => None,
+            Slot::Value(value) => Ok(Some(value.clone())),
+            Slot::Empty => Ok(None),
             Slot::Spilled => {
-                let path = self.spill_path(input)?;
+                let Some(path) = self.spill_path(input) else {
+                    return Err("there is no spill directory".to_owned());
+                };
                 let value = std::fs::File::open(&path)
                     .map_err(crate::OpError::from)
                     .and_then(|file| T::unspill(&mut std::io::BufReader::new(file)))
-                    .ok()?;
+                    .map_err(|err| format!("{}: {err}", path.display()))?;
                 let _ = std::fs::remove_file(&path);
                 *slot = Slot::Value(value.clone());
-                Some(value)
+                Ok(Some(value))
             }
         }
     }
@@ -580,11 +583,30 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         if let Some(callbacks) = self.callbacks {
             callbacks.pretask(key);
         }
-        let mut fetch = |input: NodeId| self.fetch(input);
+        // Why an input could not be read back, for the error: the evaluation
+        // itself only sees that the input is not there.
+        let mut unread: Option<(NodeId, String)> = None;
+        let mut fetch = |input: NodeId| {
+            self.fetch(input).unwrap_or_else(|message| {
+                unread = Some((input, message));
+                None
+            })
+        };
         let value = self
             .plan
             .eval(node, &mut fetch, stack, times)
-            .map_err(|failure| self.plan.error(node, failure))?;
+            .map_err(|failure| match (unread.take(), &failure) {
+                (Some((input, message)), Failure::Unscheduled { input: missing })
+                    if input == *missing =>
+                {
+                    Error::ReadBack {
+                        key: key.clone(),
+                        input: self.plan.graph.key(input).clone(),
+                        message,
+                    }
+                }
+                _ => self.plan.error(node, failure),
+            })?;
         let bytes = self.plan.bytes_of(node, &value);
         if self.plan.data_dependents[i] > 0 || self.plan.is_output[i] {
             *lock(&self.slots[i]) = Slot::Value(value);

@@ -279,3 +279,69 @@ fn spilled_results_are_private_to_their_owner() {
         }
     }
 }
+
+/// A value type whose spilled results cannot be read back.
+#[derive(Clone, Debug, PartialEq)]
+struct Unreadable(Vec<u8>);
+
+impl TaskValue for Unreadable {
+    fn from_literal(literal: &graph_core::Value) -> Result<Unreadable, OpError> {
+        match literal {
+            graph_core::Value::Int(n) => Ok(Unreadable(vec![1; *n as usize])),
+            _ => Err("only sizes".into()),
+        }
+    }
+    fn from_list(items: Vec<Unreadable>) -> Unreadable {
+        Unreadable(items.into_iter().flat_map(|p| p.0).collect())
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
+    fn spill(&self, out: &mut dyn std::io::Write) -> Result<(), OpError> {
+        out.write_all(&self.0)?;
+        Ok(())
+    }
+    fn unspill(_: &mut dyn std::io::Read) -> Result<Unreadable, OpError> {
+        Err("the bytes on disk are damaged".into())
+    }
+}
+
+#[test]
+fn a_result_that_cannot_be_read_back_is_named_with_its_file() {
+    // As above: roots spilled while a gate runs, then read again.
+    let mut graph = TaskGraph::new();
+    for i in 0..10 {
+        graph.insert(("root", i), Term::lit(1_000)).unwrap();
+        let root = Term::key(("root", i));
+        graph
+            .insert(("seen", i), Term::call("nothing", [root]))
+            .unwrap();
+    }
+    graph
+        .insert(
+            "gate",
+            Term::call("nothing", (0..10).map(|i| Term::key(("seen", i)))),
+        )
+        .unwrap();
+    for i in 0..10 {
+        let again = Term::list([Term::key(("root", i)), Term::key("gate")]);
+        graph.insert(("again", i), again).unwrap();
+    }
+    let all = Term::call("nothing", (0..10).map(|i| Term::key(("again", i))));
+    graph.insert("all", all).unwrap();
+    let mut registry = OpRegistry::<Unreadable>::new();
+    registry.register("nothing", |_| Ok(Unreadable(Vec::new())));
+    let options = RunOptions {
+        memory_limit: Some(3_000),
+        ..RunOptions::default()
+    };
+    let err = LocalExecutor::with_threads(1)
+        .run(&graph, &registry, &Request::from("all"), &options)
+        .unwrap_err();
+    // The cause, not "scheduled before its input was computed".
+    let text = err.to_string();
+    assert!(matches!(err, Error::ReadBack { .. }), "{text}");
+    assert!(text.contains("its input ('root', "), "{text}");
+    assert!(text.contains("taskgraph-spill-"), "{text}");
+    assert!(text.ends_with("the bytes on disk are damaged"), "{text}");
+}
