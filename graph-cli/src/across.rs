@@ -123,14 +123,15 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
 /// `TASKGRAPH_SECRET`'s; without either, insecure only when asked to be.
 fn secure(cluster: Cluster, args: &Args) -> anyhow::Result<Cluster> {
     let (secret, source) = if let Some(path) = &args.secret_file {
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("reading the secret file {}", path.display()))?;
         (
-            bytes.trim_ascii_end().to_vec(),
+            read_secret_file(path)?,
             format!("the secret file {}", path.display()),
         )
     } else if let Some(value) = std::env::var_os(SECRET_VARIABLE) {
-        (os_bytes(value), SECRET_VARIABLE.to_string())
+        // Trimmed as a file's is, so that one secret given both ways is
+        // the same.
+        let bytes = os_bytes(value);
+        (bytes.trim_ascii().to_vec(), SECRET_VARIABLE.to_string())
     } else if args.insecure {
         return Ok(cluster.insecure());
     } else {
@@ -149,6 +150,46 @@ fn secure(cluster: Cluster, args: &Args) -> anyhow::Result<Cluster> {
         ),
         secured => Ok(secured?),
     }
+}
+
+/// The longest secret file read: a secret is a line of random text, and a
+/// file without end (`/dev/zero`) must not fill the memory.
+const MAX_SECRET_FILE: u64 = 64 * 1024;
+
+/// The secret in `path`, without the whitespace around it; a warning, as
+/// ssh gives, where other users may read the file.
+fn read_secret_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("reading the secret file {}", path.display()))?;
+    #[cfg(unix)]
+    if let Ok(meta) = file.metadata() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        if meta.is_file() && mode & 0o077 != 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: the secret file {} can be read by other users (mode {mode:04o}): \
+                 `chmod 600 {}`",
+                path.display(),
+                path.display()
+            );
+        }
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SECRET_FILE + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading the secret file {}", path.display()))?;
+    if bytes.len() as u64 > MAX_SECRET_FILE {
+        bail!(
+            "the secret file {} is longer than {} KiB: a secret is one line of random text \
+             (for example, `openssl rand -hex 32`)",
+            path.display(),
+            MAX_SECRET_FILE / 1024
+        );
+    }
+    Ok(bytes.trim_ascii().to_vec())
 }
 
 #[cfg(unix)]

@@ -42,9 +42,11 @@ pub(crate) struct Args {
     /// This process's index in the hostfile; process 0 prints the results.
     #[arg(long, value_name = "I", requires = "hostfile", value_parser = parse_process)]
     pub(crate) process: Option<usize>,
-    /// Read the run's shared secret from FILE (trailing whitespace removed)
-    /// rather than from the TASKGRAPH_SECRET environment variable; at least
-    /// 16 bytes, the same on every process.
+    /// Read the run's shared secret from FILE rather than from the
+    /// TASKGRAPH_SECRET environment variable (whitespace around it removed
+    /// from either); at least 16 bytes, the same on every process. FILE
+    /// holds at most 64 KiB, and other users should not be able to read it
+    /// (a warning says so).
     #[arg(
         long,
         value_name = "FILE",

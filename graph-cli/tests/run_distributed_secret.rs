@@ -212,3 +212,51 @@ fn processes_with_other_task_bodies_both_refuse() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }
+
+#[test]
+fn a_secret_file_is_bounded_and_kept_private() {
+    let dir = scratch("secret-file-edges");
+    let file = slow_chain(&dir, "graph", 2, 0, 0.0);
+    let (hosts, _) = hostfile(&dir, 1);
+    let run_with = |secret_file: &str, env: &[(&str, &str)]| {
+        let mut child = start(
+            &[
+                "run",
+                path(&file),
+                "--hostfile",
+                path(&hosts),
+                "--process",
+                "0",
+                "--secret-file",
+                secret_file,
+            ],
+            env,
+        );
+        finish(&mut child, LIMIT)
+    };
+    // A file without end is refused, not read until memory runs out.
+    let (status, stderr) = run_with("/dev/zero", &[]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the secret file /dev/zero is longer than 64 KiB"),
+        "{stderr}"
+    );
+    // A file others may read is used, with a warning, as ssh gives.
+    let secret_file = dir.join("secret");
+    std::fs::write(&secret_file, format!("  {SECRET}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (status, stderr) = run_with(path(&secret_file), &[]);
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains("can be read by other users (mode 0644)"),
+            "{stderr}"
+        );
+        std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let (status, stderr) = run_with(path(&secret_file), &[]);
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+}
