@@ -170,6 +170,32 @@ fn a_value_type_that_cannot_spill_says_so() {
     assert!(err.to_string().contains("cannot be spilled"), "{err}");
 }
 
+/// Ten roots of 1 kB, each read before a gate (by a task, `nothing`, that
+/// keeps nothing) and after it: under a limit of 3 kB most wait on disk
+/// while the gate runs, and are read back after it. The output, `all`, is
+/// empty.
+fn gated_roots() -> TaskGraph {
+    let mut graph = TaskGraph::new();
+    for i in 0..10 {
+        graph.insert(("root", i), Term::lit(1_000)).unwrap();
+        let root = Term::key(("root", i));
+        graph
+            .insert(("seen", i), Term::call("nothing", [root]))
+            .unwrap();
+    }
+    let seen = (0..10).map(|i| Term::key(("seen", i)));
+    graph.insert("gate", Term::call("nothing", seen)).unwrap();
+    for i in 0..10 {
+        let again = Term::list([Term::key(("root", i)), Term::key("gate")]);
+        graph.insert(("again", i), again).unwrap();
+        let done = Term::call("nothing", [Term::key(("again", i))]);
+        graph.insert(("done", i), done).unwrap();
+    }
+    let all = Term::list((0..10).map(|i| Term::key(("done", i))));
+    graph.insert("all", all).unwrap();
+    graph
+}
+
 /// A value type that, as it spills, looks at every spill directory and
 /// file of the machine's temporary directory.
 #[derive(Clone, Debug, PartialEq)]
@@ -232,30 +258,7 @@ impl TaskValue for Watched {
 fn spilled_results_are_private_to_their_owner() {
     // Directory times may be coarser than the clock: a second's margin.
     BEGAN.get_or_init(|| std::time::SystemTime::now() - std::time::Duration::from_secs(1));
-    // Ten roots of 1 kB, each read before a gate (by a task that keeps
-    // nothing) and after it: under 3 kB most wait on disk meanwhile.
-    let mut graph = TaskGraph::new();
-    for i in 0..10 {
-        graph.insert(("root", i), Term::lit(1_000)).unwrap();
-        let root = Term::key(("root", i));
-        graph
-            .insert(("seen", i), Term::call("nothing", [root]))
-            .unwrap();
-    }
-    graph
-        .insert(
-            "gate",
-            Term::call("nothing", (0..10).map(|i| Term::key(("seen", i)))),
-        )
-        .unwrap();
-    for i in 0..10 {
-        let again = Term::list([Term::key(("root", i)), Term::key("gate")]);
-        graph.insert(("again", i), again).unwrap();
-        let done = Term::call("nothing", [Term::key(("again", i))]);
-        graph.insert(("done", i), done).unwrap();
-    }
-    let all = Term::list((0..10).map(|i| Term::key(("done", i))));
-    graph.insert("all", all).unwrap();
+    let graph = gated_roots();
     let mut registry = OpRegistry::<Watched>::new();
     registry.register("nothing", |_| Ok(Watched(Vec::new())));
     let options = RunOptions {
@@ -308,27 +311,7 @@ impl TaskValue for Unreadable {
 
 #[test]
 fn a_result_that_cannot_be_read_back_is_named_with_its_file() {
-    // As above: roots spilled while a gate runs, then read again.
-    let mut graph = TaskGraph::new();
-    for i in 0..10 {
-        graph.insert(("root", i), Term::lit(1_000)).unwrap();
-        let root = Term::key(("root", i));
-        graph
-            .insert(("seen", i), Term::call("nothing", [root]))
-            .unwrap();
-    }
-    graph
-        .insert(
-            "gate",
-            Term::call("nothing", (0..10).map(|i| Term::key(("seen", i)))),
-        )
-        .unwrap();
-    for i in 0..10 {
-        let again = Term::list([Term::key(("root", i)), Term::key("gate")]);
-        graph.insert(("again", i), again).unwrap();
-    }
-    let all = Term::call("nothing", (0..10).map(|i| Term::key(("again", i))));
-    graph.insert("all", all).unwrap();
+    let graph = gated_roots();
     let mut registry = OpRegistry::<Unreadable>::new();
     registry.register("nothing", |_| Ok(Unreadable(Vec::new())));
     let options = RunOptions {
