@@ -15,13 +15,20 @@ graph in both forms dask 2026.8 accepts (legacy tuples and
 and real array work: `(x + x.T).sum()` with x a 5,000 x 5,000 random array
 in 50 x 50 chunks (10^4 chunks).
 
+Then tasks that take time (`--only sleeping`): each task sleeps 2 ms
+(`time.sleep`, which releases the GIL, as numpy does), on 8 independent
+chains of 25 tasks, a 4-ary reduction tree over 256 leaves, and a 16 x 16
+wavefront (cell (i, j) reads (i-1, j) and (i, j-1)). Each is run with
+taskgraph on 1 and 4 workers and with dask.threaded on 4, against the bound
+no scheduler beats with 4 workers, max(work / 4, critical path).
+
 Each call is `get(dsk, keys, num_workers=2)`, the graph built before the
 clock starts; conversion and ordering are inside the call, as they are in
 dask's. Each pair is run `--repeat` times, alternating which goes first;
 the script prints the median wall time of each and their ratio, and checks
 that both return the same result.
 
-Usage: python scripts/dask_get_bench.py [--repeat 5] [--only chain,tree]
+Usage: python scripts/dask_get_bench.py [--repeat 5] [--only chain,tree,sleeping]
 (with taskgraph installed in the interpreter, as `pip install ./python`
 does, and dask[array] 2026.8).
 """
@@ -97,6 +104,65 @@ def stencil(side, tasks):
     return dsk, [("s", side - 1, j) for j in range(side)]
 
 
+SLEEP = 0.002
+
+
+def nap(*_):
+    time.sleep(SLEEP)
+    return 1
+
+
+def sleeping_graphs():
+    """(name, dsk, keys, tasks, critical path in tasks) of sleeping tasks."""
+    chains = {}
+    for c in range(8):
+        chains[("c", c, 0)] = (nap,)
+        for i in range(1, 25):
+            chains[("c", c, i)] = (nap, ("c", c, i - 1))
+    tree, level = {}, []
+    for i in range(256):
+        tree[("l", i)] = (nap,)
+        level.append(("l", i))
+    depth = 1
+    while len(level) > 1:
+        up = []
+        for j in range(0, len(level), 4):
+            key = ("t", depth, j)
+            tree[key] = (nap, *level[j : j + 4])
+            up.append(key)
+        level, depth = up, depth + 1
+    grid = {}
+    for i in range(16):
+        for j in range(16):
+            deps = ([("g", i - 1, j)] if i else []) + ([("g", i, j - 1)] if j else [])
+            grid[("g", i, j)] = (nap, *deps)
+    return [
+        ("8 chains x 25", chains, [("c", c, 24) for c in range(8)], len(chains), 25),
+        ("4-ary tree, 256 leaves", tree, level, len(tree), depth),
+        ("16 x 16 wavefront", grid, [("g", 15, 15)], len(grid), 31),
+    ]
+
+
+def sleeping(repeat):
+    print(f"\nTasks sleeping {SLEEP * 1e3:.0f} ms each; median of {repeat}; bound = max(work / 4, critical path)")
+    print("| graph | tasks | bound (s) | taskgraph, 1 worker | taskgraph, 4 workers | dask.threaded, 4 workers |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, dsk, keys, tasks, path in sleeping_graphs():
+        bound = max(tasks * SLEEP / 4, path * SLEEP)
+        runs = [(taskgraph.dask.get, 1), (taskgraph.dask.get, 4), (dask.threaded.get, 4)]
+        times = [[] for _ in runs]
+        for i in range(repeat):
+            order = list(enumerate(runs))
+            if i % 2:
+                order.reverse()
+            for k, (get, workers) in order:
+                start = time.perf_counter()
+                get(dsk, keys, num_workers=workers)
+                times[k].append(time.perf_counter() - start)
+        cells = [f"{statistics.median(t):.3f} ({statistics.median(t) / bound:.2f}x)" for t in times]
+        print(f"| {name} | {tasks} | {bound:.3f} | {' | '.join(cells)} |", flush=True)
+
+
 def array_work():
     x = da.random.RandomState(0).random_sample((5000, 5000), chunks=(50, 50))
     total = (x + x.T).sum()
@@ -150,6 +216,8 @@ def main():
     if not only or "array" in only:
         dsk, keys = array_work()
         compare("(x + x.T).sum(), 10^4 chunks", dsk, keys, args.repeat)
+    if not only or "sleeping" in only:
+        sleeping(args.repeat)
 
 
 if __name__ == "__main__":

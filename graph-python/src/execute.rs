@@ -115,6 +115,8 @@ struct Shared {
     spiller: Option<Py<PyAny>>,
     /// What a spilled result's slot in `values` holds.
     spilled_mark: Py<PyAny>,
+    /// `_thread.get_ident`: the worker id the `posttask` hook is given.
+    get_ident: Py<PyAny>,
 }
 
 /// The most tasks a worker takes at once, while its tasks are quick: each
@@ -292,6 +294,7 @@ impl Execution {
                 sizeof,
                 spiller,
                 spilled_mark: py.get_type::<pyo3::types::PyAny>().call0()?.unbind(),
+                get_ident: py.import("_thread")?.getattr("get_ident")?.unbind(),
             }),
         })
     }
@@ -454,7 +457,7 @@ impl Shared {
     /// quick) with the GIL released, runs them with it held, and reports
     /// them finished when it takes the next ones.
     fn work(&self, py: Python<'_>, main: bool) -> PyResult<()> {
-        let worker_id = py.import("_thread")?.getattr("get_ident")?.call0()?;
+        let worker_id = self.get_ident.bind(py).call0()?;
         let mut taken: Vec<NodeId> = Vec::with_capacity(BATCH);
         let mut done: Vec<(NodeId, u64)> = Vec::with_capacity(BATCH);
         let mut freed: Vec<NodeId> = Vec::new();
@@ -871,9 +874,7 @@ impl Job {
         if run.stopped.load(Ordering::Relaxed) {
             return;
         }
-        let worker_id = py
-            .import("_thread")
-            .and_then(|thread| thread.getattr("get_ident")?.call0());
+        let worker_id = run.get_ident.bind(py).call0();
         let bytes = match worker_id.and_then(|id| run.execute(py, self.node, &id)) {
             Ok(bytes) => bytes,
             Err(err) => {
