@@ -10,7 +10,8 @@ use graph_core::generate::Shape;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The shape: chain, tree, diamonds, random, array-sum-transpose,
-    /// array-overlap, array-cumsum or shuffle.
+    /// array-overlap, array-cumsum, shuffle (dask's split and concatenate),
+    /// or all-to-all (N/2 mappers each read by N/2 reducers: N^2/4 edges).
     #[arg(value_parser = parse_shape)]
     shape: Shape,
     /// About how many tasks.
@@ -30,11 +31,11 @@ pub(crate) struct Args {
 }
 
 fn parse_shape(name: &str) -> Result<Shape, String> {
-    Shape::ALL
-        .into_iter()
+    let shapes = || Shape::ALL.into_iter().chain(Shape::DENSE);
+    shapes()
         .find(|shape| shape.name() == name)
         .ok_or_else(|| {
-            let names: Vec<&str> = Shape::ALL.iter().map(|shape| shape.name()).collect();
+            let names: Vec<&str> = shapes().map(|shape| shape.name()).collect();
             format!(
                 "unknown shape {name:?}; the shapes are {}",
                 names.join(", ")

@@ -17,6 +17,7 @@ mod order;
 mod progress;
 mod rewrite;
 mod run;
+mod stages;
 mod stats;
 mod supervise;
 mod viz;
@@ -49,6 +50,9 @@ enum Command {
     Optimize(optimize::Args),
     /// Rewrite every task's term with rules from a JSON file.
     Rewrite(rewrite::Args),
+    /// Stages as BNDL and Spark plan them: split at wide (all-to-all) dependencies, each
+    /// partition's narrow work coalesced, and the barriers a shuffle would take.
+    Stages(stages::Args),
     /// A static order that keeps few results in memory, with its max pressure.
     Order(order::Args),
     /// Place tasks on workers: edge cut, transfer bytes, load imbalance.
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         Command::Optimize(args) => optimize::run(&args),
         Command::Order(args) => order::run(&args),
         Command::Rewrite(args) => rewrite::run(&args),
+        Command::Stages(args) => stages::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Viz(args) => viz::run(&args),
         Command::Demo(args) => demo::run(&args),

@@ -14,7 +14,8 @@ pub(crate) struct Args {
     /// The graph (taskgraph-json/1, optionally gzip; `-` for standard input).
     file: PathBuf,
     /// The passes to run, in order, comma-separated: cull, inline,
-    /// inline_functions, fuse_linear, fuse.
+    /// inline_functions, fuse_linear, fuse, stages (each partition's narrow
+    /// work in a stage coalesced into one task).
     #[arg(
         long,
         value_delimiter = ',',
@@ -28,6 +29,10 @@ pub(crate) struct Args {
     /// Cheap ops for inline_functions, comma-separated (e.g. len,split).
     #[arg(long, value_delimiter = ',')]
     fast_ops: Vec<String>,
+    /// stages: ops whose inputs are all wide, comma-separated (the edges of
+    /// complete bipartite blocks are wide in any case).
+    #[arg(long, value_delimiter = ',', value_name = "OPS")]
+    wide_ops: Vec<String>,
     /// fuse: the most tasks fused per level, on average (dask's ave_width).
     #[arg(long, default_value_t = 1.0, value_parser = crate::flags::non_negative)]
     ave_width: f64,
@@ -78,9 +83,8 @@ fn config(args: &Args) -> anyhow::Result<OptimizeConfig> {
         .iter()
         .map(|name| {
             Pass::from_name(name.trim()).with_context(|| {
-                format!(
-                    "unknown pass {name:?} (passes: cull, inline, inline_functions, fuse_linear, fuse)"
-                )
+                let names: Vec<&str> = Pass::ALL.iter().map(|pass| pass.name()).collect();
+                format!("unknown pass {name:?} (passes: {})", names.join(", "))
             })
         })
         .collect::<anyhow::Result<Vec<Pass>>>()?;
@@ -98,6 +102,7 @@ fn config(args: &Args) -> anyhow::Result<OptimizeConfig> {
         keys,
         passes,
         fast_ops: args.fast_ops.iter().map(|op| Op::new(op.trim())).collect(),
+        wide_ops: args.wide_ops.iter().map(|op| Op::new(op.trim())).collect(),
         fuse,
         ..OptimizeConfig::default()
     })

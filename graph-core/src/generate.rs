@@ -342,6 +342,38 @@ pub fn shuffle(m: usize, n: usize) -> TaskGraph {
     graph
 }
 
+/// BNDL's example of stages: `m` partitions, each read and mapped (narrow),
+/// shuffled into `n` reducers that each read every mapped partition (wide),
+/// each reducer's result mapped again (narrow). Coalesced, it is two stages
+/// of `m` and `n` tasks. `2 m + 2 n` tasks, `2 m + m n + n` edges.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::generate;
+///
+/// let graph = generate::map_shuffle_map(4, 2);
+/// assert_eq!(graph.len(), 12);
+/// assert_eq!(graph.topology()?.edge_count(), 4 + 8 + 2);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn map_shuffle_map(m: usize, n: usize) -> TaskGraph {
+    let mut graph = TaskGraph::with_capacity(2 * (m + n));
+    let mapped: Vec<Key> = (0..m as i64).map(|i| Key::from(("map", i))).collect();
+    for (i, key) in (0..m as i64).zip(&mapped) {
+        insert(&mut graph, Key::from(("read", i)), Term::lit(i));
+        let map = Term::call("inc", [Term::key(("read", i))]);
+        insert(&mut graph, key.clone(), map);
+    }
+    for j in 0..n as i64 {
+        let reduce = Term::call("add", [Term::call("sum", [refs(mapped.iter().cloned())]), Term::lit(j)]);
+        insert(&mut graph, Key::from(("reduce", j)), reduce);
+        let map = Term::call("neg", [Term::key(("reduce", j))]);
+        insert(&mut graph, Key::from(("output", j)), map);
+    }
+    graph
+}
+
 /// A dataframe-style shuffle of `m` input partitions into `n` outputs, shaped
 /// as dask builds it: each input is split into `n` pieces `('split', i, j)`,
 /// and output `j` concatenates piece `j` of every input. `m + m * n + n`
@@ -428,10 +460,15 @@ pub enum Shape {
     ArrayCumsum,
     /// [`shuffle_split`].
     Shuffle,
+    /// [`shuffle`] of as many mappers as reducers: every reducer reads every
+    /// mapper, so the edges grow as the square of the tasks (in
+    /// [`Shape::DENSE`], not [`Shape::ALL`]).
+    AllToAll,
 }
 
 impl Shape {
-    /// Every shape.
+    /// Every shape whose edges grow linearly with its tasks: what tests and
+    /// benchmarks sweep.
     pub const ALL: [Shape; 8] = [
         Shape::Chain,
         Shape::Tree,
@@ -442,6 +479,9 @@ impl Shape {
         Shape::ArrayCumsum,
         Shape::Shuffle,
     ];
+
+    /// The shapes whose edges grow as the square of their tasks.
+    pub const DENSE: [Shape; 1] = [Shape::AllToAll];
 
     /// A short name, for benchmark and test labels.
     pub fn name(self) -> &'static str {
@@ -454,6 +494,7 @@ impl Shape {
             Shape::ArrayOverlap => "array-overlap",
             Shape::ArrayCumsum => "array-cumsum",
             Shape::Shuffle => "shuffle",
+            Shape::AllToAll => "all-to-all",
         }
     }
 
@@ -478,6 +519,10 @@ impl Shape {
             Shape::Shuffle => {
                 let n = side(1.0);
                 shuffle_split(n, n)
+            }
+            Shape::AllToAll => {
+                let n = (tasks / 2).max(2);
+                shuffle(n, n)
             }
         }
     }

@@ -24,7 +24,8 @@
 //! | [`fuse`] | `fuse` | merges chains and small reductions | `TaskGraph` |
 //! | [`key_split`], [`fused_name`], [`fused_linear_name`] | `key_split`, renamers | dask's names | `String`, `Option<Key>` |
 //! | [`optimize`], [`optimize_owned`] | | a pipeline with a report | `(TaskGraph, Report)` |
-//! | [`plan_stages`], [`coalesce_stages`] | | stages split at wide edges | [`StagePlan`], `TaskGraph` |
+//! | [`plan_stages`], [`plan_shape_stages`], [`coalesce_stages`] | | stages split at wide edges | [`StagePlan`], `TaskGraph` |
+//! | [`find_wide_edges`] | | the edges of complete bipartite blocks | [`WideEdges`] |
 //! | [`insert_barriers`] | | m x n blocks become m + n edges | [`Barriers`] |
 //!
 //! Where these differ from dask (stable names, opaque tasks, dropping
@@ -47,6 +48,7 @@ mod inline;
 mod names;
 mod optimize;
 mod stages;
+mod wide;
 mod work;
 
 pub use barriers::{Barriers, Block, insert_barriers};
@@ -57,7 +59,11 @@ pub use fuse_linear::{FuseLinearConfig, fuse_linear};
 pub use inline::{MAX_INLINED_TERM, functions_of, inline, inline_functions};
 pub use names::{MAX_FUSED_KEY_LENGTH, fused_linear_name, fused_name, key_split};
 pub use optimize::{OptimizeConfig, Pass, PassReport, Report, optimize, optimize_owned};
-pub use stages::{StageConfig, StagePlan, coalesce_stages, plan_stages};
+pub use stages::{
+    StageConfig, StageFigures, StagePlan, StageSummary, coalesce_stages, plan_shape_stages,
+    plan_stages,
+};
+pub use wide::{WideEdges, find_wide_edges};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

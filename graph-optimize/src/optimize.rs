@@ -12,8 +12,9 @@ use crate::cull::cull_work;
 use crate::fuse::fuse_work;
 use crate::fuse_linear::fuse_linear_work;
 use crate::inline::{inline_functions_work, inline_work};
+use crate::stages::stages_work;
 use crate::work::{Input, Work};
-use crate::{Error, FuseConfig, FuseLinearConfig};
+use crate::{Error, FuseConfig, FuseLinearConfig, StageConfig};
 
 /// One pass of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -33,11 +34,28 @@ pub enum Pass {
     /// [`fuse`](crate::fuse) with [`OptimizeConfig::fuse`], the requested keys
     /// protected.
     Fuse,
+    /// [`plan_stages`](crate::plan_stages) and
+    /// [`coalesce_stages`](crate::coalesce_stages): each partition's narrow
+    /// work within a stage becomes one task. Wide edges are those of complete
+    /// bipartite blocks and the inputs of [`OptimizeConfig::wide_ops`]; the
+    /// requested keys are protected, and [`FuseConfig::max_depth`] bounds a
+    /// coalesced term.
+    Stages,
 }
 
 impl Pass {
+    /// Every pass, in the order the CLI lists them.
+    pub const ALL: [Pass; 6] = [
+        Pass::Cull,
+        Pass::Inline,
+        Pass::InlineFunctions,
+        Pass::FuseLinear,
+        Pass::Fuse,
+        Pass::Stages,
+    ];
+
     /// The pass's name, as the CLI spells it: `cull`, `inline`,
-    /// `inline_functions`, `fuse_linear`, `fuse`.
+    /// `inline_functions`, `fuse_linear`, `fuse`, `stages`.
     pub fn name(self) -> &'static str {
         match self {
             Pass::Cull => "cull",
@@ -45,20 +63,13 @@ impl Pass {
             Pass::InlineFunctions => "inline_functions",
             Pass::FuseLinear => "fuse_linear",
             Pass::Fuse => "fuse",
+            Pass::Stages => "stages",
         }
     }
 
     /// The pass with this [name](Pass::name).
     pub fn from_name(name: &str) -> Option<Pass> {
-        [
-            Pass::Cull,
-            Pass::Inline,
-            Pass::InlineFunctions,
-            Pass::FuseLinear,
-            Pass::Fuse,
-        ]
-        .into_iter()
-        .find(|pass| pass.name() == name)
+        Pass::ALL.into_iter().find(|pass| pass.name() == name)
     }
 }
 
@@ -87,8 +98,12 @@ pub struct OptimizeConfig {
     pub fast_ops: Vec<Op>,
     /// The options of [`Pass::Fuse`]; its `keys` are extended by the requested
     /// keys. Its `rename_keys`, `drop_aliases` and `max_depth` also apply
-    /// to [`Pass::FuseLinear`]. Default: dask's.
+    /// to [`Pass::FuseLinear`], and its `max_depth` to [`Pass::Stages`].
+    /// Default: dask's.
     pub fuse: FuseConfig,
+    /// The ops whose inputs [`Pass::Stages`] takes as wide, besides the
+    /// edges of complete bipartite blocks. Default: none.
+    pub wide_ops: Vec<Op>,
 }
 
 impl Default for OptimizeConfig {
@@ -100,6 +115,7 @@ impl Default for OptimizeConfig {
             inline_constants: true,
             fast_ops: Vec::new(),
             fuse: FuseConfig::default(),
+            wide_ops: Vec::new(),
         }
     }
 }
@@ -260,7 +276,7 @@ fn fuses(config: &OptimizeConfig) -> bool {
     config
         .passes
         .iter()
-        .any(|pass| matches!(pass, Pass::Fuse | Pass::FuseLinear))
+        .any(|pass| matches!(pass, Pass::Fuse | Pass::FuseLinear | Pass::Stages))
 }
 
 /// Runs the configured passes over `work`; the report lacks the output's
@@ -297,12 +313,17 @@ fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
             Pass::InlineFunctions => {
                 inline_functions_work(work, &requested_set, &config.fast_ops);
             }
+            Pass::Stages => {
+                let protect = protected(work, &user_fuse_keys, &requested_set);
+                let stages = StageConfig {
+                    wide_ops: config.wide_ops.clone(),
+                    max_depth: config.fuse.max_depth,
+                    ..StageConfig::default()
+                };
+                stages_work(work, &stages, &protect);
+            }
             Pass::FuseLinear | Pass::Fuse => {
-                // Protect the requested keys, and those of the user's fuse
-                // keys that an earlier pass has not removed.
-                let mut protect = user_fuse_keys.clone();
-                protect.intersect_with(work.alive());
-                protect.union_with(&requested_set);
+                let protect = protected(work, &user_fuse_keys, &requested_set);
                 if pass == Pass::Fuse {
                     fuse_work(work, &config.fuse, &protect);
                 } else {
@@ -324,6 +345,15 @@ fn run(work: &mut Work<'_>, config: &OptimizeConfig) -> Result<Report, Error> {
         });
     }
     Ok(report)
+}
+
+/// The tasks a merging pass keeps: the requested keys, and those of the
+/// user's fuse keys that an earlier pass has not removed.
+fn protected(work: &Work<'_>, fuse_keys: &FixedBitSet, requested: &FixedBitSet) -> FixedBitSet {
+    let mut protect = fuse_keys.clone();
+    protect.intersect_with(work.alive());
+    protect.union_with(requested);
+    protect
 }
 
 /// The tasks no task depends on, in node order.

@@ -13,8 +13,8 @@ use graph_core::{Dag, Key, TaskGraph};
 use serde_json::json;
 
 use super::Colour;
-use super::colour::{Rgb, Scale, worker_colour};
-use super::figures::{Figures, check_len};
+use super::colour::{Rgb, Scale, category_colour};
+use super::figures::{Figures, Stages, check_len};
 use super::legend::{Legend, number, thousands};
 use super::picture::{Edge, Node, Picture};
 
@@ -39,6 +39,8 @@ pub(crate) struct Groups {
     pub(crate) edges: Vec<(u32, u32, u64)>,
     /// The number of task edges inside each group.
     pub(crate) internal: Vec<u64>,
+    /// What the tasks are grouped by, for the legend (`key name`).
+    pub(crate) by: &'static str,
 }
 
 impl Groups {
@@ -98,10 +100,34 @@ pub(crate) fn groups(graph: &TaskGraph) -> anyhow::Result<Groups> {
         };
         of_task.push(group);
     }
+    let mut groups = group_by(topology, names, &of_task, "key name");
+    groups.labels = unique_labels(graph, &groups.names, &groups.members, &groups.starts);
+    Ok(groups)
+}
+
+/// The tasks of `graph` grouped by stage: group `s` is stage `s`.
+///
+/// Complexity: O(V + E).
+pub(crate) fn stage_groups(graph: &TaskGraph, stages: &Stages) -> anyhow::Result<Groups> {
+    let names: Vec<String> = (0..stages.count).map(|s| format!("stage {s}")).collect();
+    let mut groups = group_by(graph.topology()?, names, &stages.stage, "stage");
+    groups.labels = groups.names.clone();
+    Ok(groups)
+}
+
+/// The groups `names`, task `t` in group `of_task[t]`, with the edges
+/// between and inside them; the labels are the names.
+fn group_by(
+    topology: &graph_core::Topology,
+    names: Vec<String>,
+    of_task: &[u32],
+    by: &'static str,
+) -> Groups {
+    let n = topology.node_count();
     let n_groups = names.len();
     // Counting sort of the tasks by group.
     let mut starts = vec![0_usize; n_groups + 1];
-    for &group in &of_task {
+    for &group in of_task {
         starts[group as usize + 1] += 1;
     }
     for g in 0..n_groups {
@@ -136,15 +162,15 @@ pub(crate) fn groups(graph: &TaskGraph) -> anyhow::Result<Groups> {
             }
         }
     }
-    let labels = unique_labels(graph, &names, &members, &starts);
-    Ok(Groups {
+    Groups {
+        labels: names.clone(),
         names,
-        labels,
         members,
         starts,
         edges,
         internal,
-    })
+        by,
+    }
 }
 
 /// Each group's `key_split` name; where two groups share one, each gets the
@@ -288,7 +314,11 @@ pub(crate) fn picture(
             (Colour::Worker, _) => s
                 .workers
                 .first()
-                .map_or(Rgb::WHITE, |&(w, _)| worker_colour(w)),
+                .map_or(Rgb::WHITE, |&(w, _)| category_colour(w)),
+            // The stage of most of the group's tasks, near enough: the mean.
+            (Colour::Stage, _) => s
+                .figure_mean
+                .map_or(Rgb::WHITE, |m| category_colour(m.round() as u32)),
             (Colour::Order, Some(scale)) => scale.colour(s.order_mean),
             (_, Some(scale)) => scale.colour(s.figure_mean.unwrap_or(0.0)),
             _ => Rgb::WHITE,
@@ -309,6 +339,7 @@ pub(crate) fn picture(
                     lines.push(format!("worker {worker} ({share:.0}%)"));
                 }
             }
+            (Colour::Stage, _) if groups.by == "stage" => {}
             (_, Some(word)) => lines.push(format!(
                 "{word} mean {}, max {}",
                 number(s.figure_mean.unwrap_or(0.0), false),
@@ -365,20 +396,23 @@ pub(crate) fn picture(
         })
         .collect();
     let swatches = match (colour, &scale) {
-        (Colour::Worker, _) => Legend::workers(figures.n_workers),
+        (Colour::Worker, _) => Legend::categories(figures.n_workers),
+        (Colour::Stage, _) => Legend::categories(figures.stages.as_ref().map_or(0, |s| s.count)),
         (_, Some(scale)) => Legend::scale(scale, false),
         _ => Vec::new(),
     };
     let meaning = match colour {
         Colour::None => "no colouring".to_owned(),
         Colour::Worker => "the worker most of a group's tasks are placed on".to_owned(),
+        Colour::Stage => "the stage of a group's tasks (their mean, when they differ)".to_owned(),
         _ => format!("mean per group of the {}", colour.meaning()),
     };
     let mut notes = vec![
         format!(
-            "{} groups of {} tasks, by key name · #a–b: range of order positions ({}), mean m",
+            "{} groups of {} tasks, by {} · #a–b: range of order positions ({}), mean m",
             groups.len(),
             thousands(figures.len() as u64),
+            groups.by,
             figures.strategy
         ),
         format!(

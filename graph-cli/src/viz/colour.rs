@@ -145,9 +145,9 @@ impl Scale {
     }
 }
 
-/// Ten well-separated hues (matplotlib's `tab10`), one per worker; later
-/// workers reuse them lighter.
-pub(crate) fn worker_colour(worker: u32) -> Rgb {
+/// Ten well-separated hues (matplotlib's `tab10`), one per category (a
+/// worker, a stage); later categories reuse them lighter.
+pub(crate) fn category_colour(worker: u32) -> Rgb {
     /// matplotlib's `tab10`.
     const TAB10: Ramp = ramp!(
         "#1F77B4" "#FF7F0E" "#2CA02C" "#D62728" "#9467BD" "#8C564B" "#E377C2" "#7F7F7F" "#BCBD22" "#17BECF"

@@ -24,6 +24,46 @@ pub(crate) struct Figures {
     pub(crate) workers: Option<Vec<u32>>,
     /// The number of workers behind `workers`.
     pub(crate) n_workers: u32,
+    /// The stage plan, for [`Colour::Stage`] and grouping by stage.
+    pub(crate) stages: Option<Stages>,
+}
+
+/// Each task's stage and the wide edges, as `taskgraph stages` plans them.
+#[derive(Debug)]
+pub(crate) struct Stages {
+    /// Each task's stage.
+    pub(crate) stage: Vec<u32>,
+    /// The number of stages.
+    pub(crate) count: u32,
+    /// The wide edges, as `(dependency, dependent)` node indices, sorted.
+    pub(crate) wide: Vec<(u32, u32)>,
+}
+
+impl Stages {
+    /// The plan of `graph` with `wide_ops`.
+    pub(crate) fn plan(graph: &TaskGraph, wide_ops: &[graph_core::Op]) -> anyhow::Result<Stages> {
+        let config = graph_optimize::StageConfig {
+            wide_ops: wide_ops.to_vec(),
+            ..graph_optimize::StageConfig::default()
+        };
+        let plan = graph_optimize::plan_stages(graph, &config)?;
+        let mut wide: Vec<(u32, u32)> = plan
+            .wide_edges
+            .iter()
+            .map(|&(from, to)| (from.as_u32(), to.as_u32()))
+            .collect();
+        wide.sort_unstable();
+        Ok(Stages {
+            stage: plan.stage,
+            count: plan.stage_count as u32,
+            wide,
+        })
+    }
+
+    /// Whether the edge `from -> to` is wide.
+    pub(crate) fn is_wide(&self, from: u32, to: u32) -> bool {
+        self.wide.binary_search(&(from, to)).is_ok()
+    }
 }
 
 impl Figures {
@@ -42,14 +82,22 @@ impl Figures {
             Colour::Worker => Some(super::workers(graph, options.workers as usize)?),
             _ => None,
         };
-        Figures::with(
+        let by_stage = options.collapse && options.group == super::Group::Stage;
+        let stages = if options.colour == Colour::Stage || by_stage {
+            Some(Stages::plan(graph, &options.wide_ops)?)
+        } else {
+            None
+        };
+        let mut figures = Figures::with(
             graph,
             options.colour,
             strategy,
             order,
             workers,
             options.workers,
-        )
+        )?;
+        figures.stages = stages;
+        Ok(figures)
     }
 
     /// The figures of an order made elsewhere.
@@ -73,6 +121,7 @@ impl Figures {
             diagnostics,
             workers,
             n_workers,
+            stages: None,
         })
     }
 
@@ -93,6 +142,7 @@ impl Figures {
             Colour::Memorydecreases => decrease(d, index),
             Colour::Memorypressure => d.data_when_run[index],
             Colour::Worker => self.workers.as_ref()?[index],
+            Colour::Stage => self.stages.as_ref()?.stage[index],
             Colour::None => return None,
         })
     }
@@ -155,7 +205,7 @@ impl Colour {
             Colour::Memoryincreases => RD_BU_RED,
             Colour::Memorydecreases => RD_BU_BLUE,
             Colour::Memorypressure => REDS,
-            Colour::Worker | Colour::None => return None,
+            Colour::Worker | Colour::Stage | Colour::None => return None,
         })
     }
 
@@ -169,6 +219,7 @@ impl Colour {
             Colour::Memorydecreases => Some("decrease"),
             Colour::Memorypressure => Some("held"),
             Colour::Worker => Some("worker"),
+            Colour::Stage => Some("stage"),
             Colour::Order | Colour::None => None,
         }
     }
@@ -183,6 +234,7 @@ impl Colour {
             Colour::Memorydecreases => "memorydecreases",
             Colour::Memorypressure => "memorypressure",
             Colour::Worker => "worker",
+            Colour::Stage => "stage",
             Colour::None => "none",
         }
     }
@@ -203,6 +255,9 @@ impl Colour {
             }
             Colour::Memorypressure => "results held in memory just before a task runs",
             Colour::Worker => "the worker a task is placed on",
+            Colour::Stage => {
+                "the stage a task runs in: stages split at wide (all-to-all) dependencies"
+            }
             Colour::None => "no colouring",
         }
     }

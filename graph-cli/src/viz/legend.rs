@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::colour::{Rgb, Scale, worker_colour};
+use super::colour::{Rgb, Scale, category_colour};
 
 /// A legend: a title, what it means, swatches and notes.
 #[derive(Clone, Debug, Default)]
@@ -29,8 +29,8 @@ pub(crate) struct Swatch {
     pub(crate) label: String,
 }
 
-/// At most this many workers get a swatch of their own.
-const MAX_WORKER_SWATCHES: u32 = 24;
+/// At most this many workers or stages get a swatch of their own.
+const MAX_CATEGORY_SWATCHES: u32 = 24;
 
 impl Legend {
     /// The swatches of `scale`: one per integer when the figures are whole
@@ -55,15 +55,16 @@ impl Legend {
             .collect()
     }
 
-    /// One swatch per worker, `0..count` (the first few when there are many).
-    pub(crate) fn workers(count: u32) -> Vec<Swatch> {
-        let mut swatches: Vec<Swatch> = (0..count.min(MAX_WORKER_SWATCHES))
+    /// One swatch per category (worker, stage), `0..count` (the first few
+    /// when there are many).
+    pub(crate) fn categories(count: u32) -> Vec<Swatch> {
+        let mut swatches: Vec<Swatch> = (0..count.min(MAX_CATEGORY_SWATCHES))
             .map(|worker| Swatch {
-                fill: worker_colour(worker),
+                fill: category_colour(worker),
                 label: worker.to_string(),
             })
             .collect();
-        if count > MAX_WORKER_SWATCHES {
+        if count > MAX_CATEGORY_SWATCHES {
             swatches.push(Swatch {
                 fill: Rgb::WHITE,
                 label: format!("… {}", count - 1),

@@ -61,8 +61,21 @@ pub(crate) enum Colour {
     /// The worker it is placed on (`--workers`); edges between workers are
     /// dashed.
     Worker,
+    /// The stage it runs in, as `taskgraph stages` plans them (`--wide-ops`);
+    /// wide edges, which start a stage, are thick.
+    Stage,
     /// No colour.
     None,
+}
+
+/// How `--collapse` groups tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Group {
+    /// By key name, as dask's task groups.
+    Name,
+    /// By stage, as `taskgraph stages` plans them: one box per stage, the
+    /// edges between stages (the wide ones among them) between the boxes.
+    Stage,
 }
 
 /// Arguments of `taskgraph viz`.
@@ -94,10 +107,18 @@ pub(crate) struct Args {
     /// per pair of groups weighted by its task edges.
     #[arg(long)]
     collapse: bool,
+    /// What `--collapse` groups tasks by.
+    #[arg(long, value_enum, default_value_t = Group::Name, requires = "collapse")]
+    group: Group,
+    /// For stages (`--color stage`, `--group stage`): ops whose inputs are
+    /// all wide, comma-separated (the edges of complete bipartite blocks are
+    /// wide in any case).
+    #[arg(long, value_delimiter = ',', value_name = "OPS")]
+    wide_ops: Vec<String>,
 }
 
 /// How to draw a graph: the options of `taskgraph viz` without the files.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Options {
     /// What the colours show.
     pub(crate) colour: Colour,
@@ -107,6 +128,10 @@ pub(crate) struct Options {
     pub(crate) workers: u32,
     /// Draw the groups of tasks instead of the tasks.
     pub(crate) collapse: bool,
+    /// What the groups are.
+    pub(crate) group: Group,
+    /// The ops whose inputs are wide, for stages.
+    pub(crate) wide_ops: Vec<graph_core::Op>,
     /// The most boxes a picture may have.
     pub(crate) max_boxes: usize,
 }
@@ -118,6 +143,8 @@ impl Default for Options {
             strategy: crate::order::StrategyArg::Auto,
             workers: 4,
             collapse: false,
+            group: Group::Name,
+            wide_ops: Vec::new(),
             max_boxes: 2_000,
         }
     }
@@ -131,6 +158,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         strategy: args.strategy,
         workers: args.workers,
         collapse: args.collapse,
+        group: args.group,
+        wide_ops: args.wide_ops.iter().map(|op| graph_core::Op::new(op.trim())).collect(),
         max_boxes: args.max_tasks,
     };
     if !options.collapse && graph.len() > options.max_boxes {
@@ -165,10 +194,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
 /// A graph error (a cycle), an ordering or placement error, and more groups
 /// than `options.max_boxes` for `--collapse`.
 pub(crate) fn picture(graph: &TaskGraph, name: &str, options: &Options) -> anyhow::Result<Picture> {
+    let figures = {
+        let _busy = crate::busy::Busy::start("ordering");
+        Figures::compute(graph, options)?
+    };
     let groups = if options.collapse {
         let groups = {
             let _busy = crate::busy::Busy::start("grouping tasks");
-            collapse::groups(graph)?
+            match (options.group, &figures.stages) {
+                (Group::Stage, Some(stages)) => collapse::stage_groups(graph, stages)?,
+                _ => collapse::groups(graph)?,
+            }
         };
         if groups.len() > options.max_boxes {
             bail!(
@@ -181,10 +217,6 @@ pub(crate) fn picture(graph: &TaskGraph, name: &str, options: &Options) -> anyho
         Some(groups)
     } else {
         None
-    };
-    let figures = {
-        let _busy = crate::busy::Busy::start("ordering");
-        Figures::compute(graph, options)?
     };
     let mut picture = match &groups {
         Some(groups) => collapse::picture(graph, groups, &figures)?,

@@ -6,7 +6,7 @@ use graph_core::{Dag, TaskGraph};
 use serde_json::json;
 
 use super::Colour;
-use super::colour::{Rgb, Scale, worker_colour};
+use super::colour::{Rgb, Scale, category_colour};
 use super::figures::{Figures, check_len};
 use super::legend::{Legend, thousands};
 use super::picture::{Edge, Node, Picture};
@@ -40,7 +40,7 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<Pi
         let card = figures.card(i);
         let value = figures.value(i);
         let fill = match (colour, value, &scale) {
-            (Colour::Worker, Some(worker), _) => worker_colour(worker),
+            (Colour::Worker | Colour::Stage, Some(category), _) => category_colour(category),
             (_, Some(value), Some(scale)) => scale.colour(f64::from(value)),
             _ => Rgb::WHITE,
         };
@@ -79,17 +79,21 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<Pi
         for &dep in topology.dependencies(node) {
             let dashed = matches!(&figures.workers, Some(w) if colour == Colour::Worker
                 && w[dep.index()] != w[node.index()]);
+            let (from, to) = (dep.index() as u32, node.index() as u32);
+            let wide = matches!(&figures.stages, Some(s) if colour == Colour::Stage
+                && s.is_wide(from, to));
             edges.push(Edge {
-                from: dep.index() as u32,
-                to: node.index() as u32,
+                from,
+                to,
                 label: None,
-                width: 1.0,
+                width: if wide { 3.0 } else { 1.0 },
                 dashed,
             });
         }
     }
     let swatches = match (colour, &scale) {
-        (Colour::Worker, _) => Legend::workers(figures.n_workers),
+        (Colour::Worker, _) => Legend::categories(figures.n_workers),
+        (Colour::Stage, _) => Legend::categories(figures.stages.as_ref().map_or(0, |s| s.count)),
         (_, Some(scale)) => Legend::scale(scale, true),
         _ => Vec::new(),
     };
@@ -101,6 +105,14 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<Pi
     )];
     if colour == Colour::Worker {
         notes.push("dashed edges cross between workers".to_owned());
+    }
+    if let (Colour::Stage, Some(stages)) = (colour, &figures.stages) {
+        notes.push(format!(
+            "{} stage{} · thick edges are wide ({})",
+            stages.count,
+            if stages.count == 1 { "" } else { "s" },
+            thousands(stages.wide.len() as u64)
+        ));
     }
     let legend = Legend {
         title: colour.name().to_owned(),
