@@ -32,15 +32,13 @@ pub(crate) struct Args {
 
 fn parse_shape(name: &str) -> Result<Shape, String> {
     let shapes = || Shape::ALL.into_iter().chain(Shape::DENSE);
-    shapes()
-        .find(|shape| shape.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = shapes().map(|shape| shape.name()).collect();
-            format!(
-                "unknown shape {name:?}; the shapes are {}",
-                names.join(", ")
-            )
-        })
+    shapes().find(|shape| shape.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = shapes().map(|shape| shape.name()).collect();
+        format!(
+            "unknown shape {name:?}; the shapes are {}",
+            names.join(", ")
+        )
+    })
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {

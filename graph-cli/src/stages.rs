@@ -150,7 +150,11 @@ pub(crate) fn write_plan(
             figures.tasks,
             figures.tasks_after_coalescing,
             figures.wide_inputs,
-            if from.is_empty() { "-".to_string() } else { from.join(", ") }
+            if from.is_empty() {
+                "-".to_string()
+            } else {
+                from.join(", ")
+            }
         )?;
     }
     let saved = summary.edges - summary.edges_with_barriers;
@@ -165,11 +169,7 @@ pub(crate) fn write_plan(
             writeln!(out, "  {}", describe_block(graph, block))?;
         }
         if barriers.blocks.len() > LISTED_BLOCKS {
-            writeln!(
-                out,
-                "  and {} more",
-                barriers.blocks.len() - LISTED_BLOCKS
-            )?;
+            writeln!(out, "  and {} more", barriers.blocks.len() - LISTED_BLOCKS)?;
         }
     }
     Ok(())

@@ -366,7 +366,13 @@ pub fn map_shuffle_map(m: usize, n: usize) -> TaskGraph {
         insert(&mut graph, key.clone(), map);
     }
     for j in 0..n as i64 {
-        let reduce = Term::call("add", [Term::call("sum", [refs(mapped.iter().cloned())]), Term::lit(j)]);
+        let reduce = Term::call(
+            "add",
+            [
+                Term::call("sum", [refs(mapped.iter().cloned())]),
+                Term::lit(j),
+            ],
+        );
         insert(&mut graph, Key::from(("reduce", j)), reduce);
         let map = Term::call("neg", [Term::key(("reduce", j))]);
         insert(&mut graph, Key::from(("output", j)), map);

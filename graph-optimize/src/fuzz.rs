@@ -6,13 +6,15 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use graph_core::{Body, Dag, Key, NodeId, Op, TaskGraph, Term, Value};
 
 use crate::{
-    FuseConfig, FuseLinearConfig, OptimizeConfig, Pass, StageConfig, coalesce_stages, cull, fuse,
-    fuse_linear, inline, inline_functions, insert_barriers, optimize, optimize_owned, plan_stages,
+    FuseConfig, FuseLinearConfig, OptimizeConfig, Pass, StageConfig, coalesce_stages, cull,
+    find_wide_edges, fuse, fuse_linear, inline, inline_functions, insert_barriers, optimize,
+    optimize_owned, plan_stages,
 };
 
 /// `optimize_preserves_results`: every pass (cull, inline, inline_functions,
-/// fuse_linear, fuse with several configurations, stage coalescing and
-/// pipelines of them) gives a valid graph in which the requested keys have
+/// fuse_linear, fuse with several configurations, stage coalescing, with the
+/// wide edges of complete bipartite blocks and of named ops, and pipelines
+/// of them, the `stages` pass among them) gives a valid graph in which the requested keys have
 /// the values they had (the references each pass hands its output are
 /// checked against the output's bodies by a debug assertion, which fuzzing
 /// builds enable); and `insert_barriers`
@@ -84,8 +86,9 @@ pub fn optimize_preserves_results(graph: &TaskGraph) {
             }
         }
     }
-    for wide in [&[][..], &["sum"]] {
+    for (wide, wide_blocks) in [(&[][..], true), (&["sum"], true), (&["sum"], false)] {
         let config = StageConfig {
+            wide_blocks,
             wide_ops: wide.iter().map(|name| Op::new(name)).collect(),
             keys: leaves.clone(),
             ..StageConfig::default()
@@ -103,6 +106,17 @@ pub fn optimize_preserves_results(graph: &TaskGraph) {
     ];
     let pipelines = [
         OptimizeConfig::default(),
+        OptimizeConfig {
+            passes: vec![
+                Pass::Inline,
+                Pass::Stages,
+                Pass::Fuse,
+                Pass::Stages,
+                Pass::Cull,
+            ],
+            wide_ops: vec![Op::new("sum")],
+            ..OptimizeConfig::default()
+        },
         OptimizeConfig {
             passes: every_pass,
             inline_keys: every_third.clone(),
@@ -123,6 +137,12 @@ pub fn optimize_preserves_results(graph: &TaskGraph) {
     }
 
     let topology = graph.topology().expect("checked above");
+    let found: Vec<(NodeId, NodeId)> = find_wide_edges(topology).iter().collect();
+    assert_eq!(
+        found,
+        wide_edges_by_definition(topology),
+        "find_wide_edges differs from the definition"
+    );
     for threshold in [1, 4] {
         let barriers = insert_barriers(topology, threshold).expect("a topology takes barriers");
         let order = barriers.topology.topological_order();
@@ -141,6 +161,30 @@ pub fn optimize_preserves_results(graph: &TaskGraph) {
             }
         }
     }
+}
+
+/// The edges `p -> c` of `dag` for which another task `c'` reads `p` and
+/// another task `p'` is read by both `c` and `c'`, by dependent and then
+/// dependency: [`find_wide_edges`]'s definition, checked by brute force in
+/// O(E x d^2).
+pub fn wide_edges_by_definition(dag: &impl Dag) -> Vec<(NodeId, NodeId)> {
+    let reads = |c: NodeId, p: NodeId| dag.dependencies(c).contains(&p);
+    let mut wide = Vec::new();
+    for c in dag.node_ids() {
+        let mut deps = dag.dependencies(c).to_vec();
+        deps.sort_unstable();
+        deps.dedup();
+        for &p in &deps {
+            let in_block = dag
+                .dependents(p)
+                .iter()
+                .any(|&other| other != c && deps.iter().any(|&q| q != p && reads(other, q)));
+            if in_block {
+                wide.push((p, c));
+            }
+        }
+    }
+    wide
 }
 
 /// The symbolic values of `keys` in `graph` (see

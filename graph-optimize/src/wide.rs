@@ -174,10 +174,7 @@ impl WideEdges {
 }
 
 /// Each node's distinct dependencies, sorted, in one CSR.
-fn sorted_rows<'a>(
-    n: usize,
-    rows: impl Fn(NodeId) -> &'a [NodeId],
-) -> (Vec<usize>, Vec<NodeId>) {
+fn sorted_rows<'a>(n: usize, rows: impl Fn(NodeId) -> &'a [NodeId]) -> (Vec<usize>, Vec<NodeId>) {
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0);
     let mut deps: Vec<NodeId> = Vec::new();

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Evaluator, show_checked};
-use graph_core::generate::{Shape, word_count};
+use graph_core::generate::{Shape, map_shuffle_map, word_count};
 use graph_core::{Key, Op, TaskGraph};
 use graph_optimize::{
     FuseConfig, FuseLinearConfig, OptimizeConfig, Pass, StageConfig, coalesce_stages, cull, fuse,
@@ -26,6 +26,14 @@ fn graphs() -> Vec<(String, TaskGraph)> {
                 shape.generate(size, seed),
             ));
         }
+    }
+    for shape in Shape::DENSE {
+        for size in [8, 30] {
+            graphs.push((format!("{}-{size}", shape.name()), shape.generate(size, 0)));
+        }
+    }
+    for (m, n) in [(4, 2), (7, 3)] {
+        graphs.push((format!("map-shuffle-map-{m}-{n}"), map_shuffle_map(m, n)));
     }
     graphs
 }
@@ -122,7 +130,30 @@ fn pipelines_preserve_results() {
             ],
             ..OptimizeConfig::default()
         };
-        for config in [default, with_ops, after_renames] {
+        let with_stages = OptimizeConfig {
+            fast_ops: ops(&["inc"]),
+            wide_ops: ops(&["sum"]),
+            passes: vec![
+                Pass::Cull,
+                Pass::Inline,
+                Pass::InlineFunctions,
+                Pass::Stages,
+                Pass::Fuse,
+                Pass::Stages,
+            ],
+            ..OptimizeConfig::default()
+        };
+        let stages_after_renames = OptimizeConfig {
+            passes: vec![Pass::FuseLinear, Pass::Fuse, Pass::Stages, Pass::Cull],
+            ..OptimizeConfig::default()
+        };
+        for config in [
+            default,
+            with_ops,
+            after_renames,
+            with_stages,
+            stages_after_renames,
+        ] {
             let (optimized, report) = optimize(&graph, &config).unwrap();
             same_results(&name, "optimize", &graph, &optimized, &keys);
             let (owned, _) = optimize_owned(graph.clone(), &config).unwrap();
@@ -151,6 +182,32 @@ fn coalescing_stages_preserves_results() {
             let coalesced = coalesce_stages(&graph, &plan).unwrap();
             assert_eq!(coalesced.len(), plan.task_count(), "{name}");
             same_results(&name, "stages", &graph, &coalesced, &keys);
+        }
+    }
+}
+
+#[test]
+fn the_stages_pass_is_plan_and_coalesce() {
+    for (name, graph) in graphs() {
+        let keys = leaves(&graph);
+        for wide in [&[][..], &["sum"]] {
+            let config = OptimizeConfig {
+                passes: vec![Pass::Stages],
+                wide_ops: ops(wide),
+                ..OptimizeConfig::default()
+            };
+            let (optimized, report) = optimize(&graph, &config).unwrap();
+            let plan = plan_stages(
+                &graph,
+                &StageConfig {
+                    wide_ops: ops(wide),
+                    keys: keys.clone(),
+                    ..StageConfig::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(optimized, coalesce_stages(&graph, &plan).unwrap(), "{name}");
+            assert_eq!(report.tasks_after, plan.task_count(), "{name}");
         }
     }
 }

@@ -6,7 +6,7 @@ mod common;
 use common::{Evaluator, graph, key, keys, show_checked};
 use expect_test::expect;
 use graph_core::generate::{chain, shuffle_split};
-use graph_core::{Key, Op};
+use graph_core::{Dag, Key, Op};
 use graph_optimize::{Error, StageConfig, coalesce_stages, plan_stages};
 
 fn wide(ops: &[&str]) -> StageConfig {
@@ -150,4 +150,107 @@ c = add(b, a)",
         err.to_string(),
         "the stage plan does not fit the graph: task 'a' cannot join the task that uses it"
     );
+}
+
+/// A seeded graph of `layers` layers of `width` tasks, each reading a random
+/// subset of the layer below: dense enough that complete bipartite blocks
+/// come and go.
+fn layered(layers: usize, width: usize, density: u64, seed: u64) -> graph_core::TaskGraph {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut graph = graph_core::TaskGraph::new();
+    for layer in 0..layers as i64 {
+        for i in 0..width as i64 {
+            let key = Key::from(("t", layer, i));
+            let term = if layer == 0 {
+                graph_core::Term::lit(i)
+            } else {
+                let reads: Vec<graph_core::Term> = (0..width as i64)
+                    .filter(|_| next() % 100 < density)
+                    .map(|j| graph_core::Term::key(("t", layer - 1, j)))
+                    .collect();
+                graph_core::Term::call("sum", [graph_core::Term::list(reads)])
+            };
+            graph.insert(key, term).unwrap();
+        }
+    }
+    graph
+}
+
+#[test]
+fn wide_edges_are_those_of_complete_bipartite_blocks() {
+    use graph_core::generate::Shape;
+    use graph_optimize::find_wide_edges;
+    use graph_optimize::fuzz::wide_edges_by_definition;
+
+    let mut graphs: Vec<graph_core::TaskGraph> = Vec::new();
+    for seed in 0..40 {
+        graphs.push(layered(4, 2 + seed as usize % 7, 10 + seed * 2, seed));
+    }
+    for shape in Shape::ALL.into_iter().chain(Shape::DENSE) {
+        graphs.push(shape.generate(120, 9));
+    }
+    graphs.push(graph_core::generate::map_shuffle_map(5, 3));
+    let mut some_wide = 0;
+    for graph in &graphs {
+        let topology = graph.topology().unwrap();
+        let found = find_wide_edges(topology);
+        let expected = wide_edges_by_definition(topology);
+        assert_eq!(found.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(found.len(), expected.len());
+        for node in topology.node_ids() {
+            for &dep in topology.dependencies(node) {
+                assert_eq!(found.contains(dep, node), expected.contains(&(dep, node)));
+            }
+        }
+        some_wide += usize::from(!found.is_empty());
+    }
+    // The sample holds graphs with blocks and graphs without.
+    assert!(
+        some_wide > 10 && some_wide < graphs.len() - 5,
+        "{some_wide}"
+    );
+}
+
+#[test]
+fn blocks_split_stages_without_naming_ops() {
+    use graph_optimize::plan_shape_stages;
+    let graph = graph_core::generate::map_shuffle_map(4, 2);
+    let plan = plan_stages(&graph, &StageConfig::default()).unwrap();
+    assert_eq!(plan.stage_count, 2);
+    assert_eq!(
+        plan.stages().iter().map(Vec::len).collect::<Vec<_>>(),
+        [4, 2]
+    );
+    assert_eq!(plan.wide_edges.len(), 8);
+    // The shape alone plans the same.
+    let shape = plan_shape_stages(graph.topology().unwrap(), &[]);
+    assert_eq!(shape, plan);
+    // Blocks off, nothing is wide: one stage, each output's whole lineage
+    // but the shared maps coalesced.
+    let off = StageConfig {
+        wide_blocks: false,
+        ..StageConfig::default()
+    };
+    let plan = plan_stages(&graph, &off).unwrap();
+    assert_eq!(plan.stage_count, 1);
+    assert!(plan.wide_edges.is_empty());
+    let summary = plan.summary(graph.topology().unwrap()).unwrap();
+    assert_eq!(summary.stages[0].tasks, 12);
+    assert_eq!(summary.stages[0].tasks_after_coalescing, 6);
+    assert_eq!(summary.barriers, 1);
+}
+
+#[test]
+fn a_summary_checks_its_graph() {
+    let plan = plan_stages(&chain(5), &StageConfig::default()).unwrap();
+    let err = plan
+        .summary(shuffle_split(2, 2).topology().unwrap())
+        .unwrap_err();
+    assert!(matches!(err, Error::PlanLength { .. }));
 }

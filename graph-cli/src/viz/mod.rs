@@ -159,7 +159,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         workers: args.workers,
         collapse: args.collapse,
         group: args.group,
-        wide_ops: args.wide_ops.iter().map(|op| graph_core::Op::new(op.trim())).collect(),
+        wide_ops: args
+            .wide_ops
+            .iter()
+            .map(|op| graph_core::Op::new(op.trim()))
+            .collect(),
         max_boxes: args.max_tasks,
     };
     if !options.collapse && graph.len() > options.max_boxes {
