@@ -1,6 +1,6 @@
 //! `taskgraph demo`: the toolkit's story, step by step, on the word-count
 //! graph of dask's optimization documentation: the graph, its optimization,
-//! a rewrite, its order, its placement, a run on all cores and one across
+//! its stages, a rewrite, its order, its placement, a run on all cores and one across
 //! processes, and its picture; and a run of tasks that take time, on one
 //! thread and on four.
 
@@ -47,6 +47,9 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     optimize_story(&mut out)?;
     writeln!(out)?;
 
+    stages_step(&mut out, &graph)?;
+    writeln!(out)?;
+
     let graph = rewrite_step(&mut out, &graph)?;
     writeln!(out)?;
 
@@ -88,6 +91,37 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     picture_step(&mut out, &graph)?;
     writeln!(out)?;
     parallel_step(&mut out)?;
+    Ok(())
+}
+
+/// The stage plans of the word-count graph and of BNDL's example of a
+/// shuffle between two narrow steps, as `taskgraph stages` prints them.
+fn stages_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "Stages, as BNDL and Spark plan them: split where tasks read all of a set of tasks (a shuffle), each partition's narrow work coalesced into one task:"
+    )?;
+    let examples = [
+        ("the word-count graph", graph.clone()),
+        (
+            "BNDL's example, 4 partitions read and mapped, shuffled into 2 reducers, each mapped again",
+            generate::map_shuffle_map(4, 2),
+        ),
+    ];
+    for (what, graph) in examples {
+        writeln!(out, "  {what}:")?;
+        let config = graph_optimize::StageConfig {
+            keys: graph.leaf_keys()?,
+            ..graph_optimize::StageConfig::default()
+        };
+        let plan = graph_optimize::plan_stages(&graph, &config)?;
+        let summary = plan.summary(graph.topology()?)?;
+        let mut text = Vec::new();
+        crate::stages::write_plan(&mut text, &graph, &plan, &summary, &[])?;
+        for line in String::from_utf8_lossy(&text).lines() {
+            writeln!(out, "    {line}")?;
+        }
+    }
     Ok(())
 }
 
@@ -403,6 +437,14 @@ fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
             Options {
                 colour: Colour::Worker,
                 workers: 2,
+                ..Options::default()
+            },
+        ),
+        (
+            "demo-stages",
+            "coloured by stage (one: no two tasks read the same two tasks)",
+            Options {
+                colour: Colour::Stage,
                 ..Options::default()
             },
         ),

@@ -6,8 +6,9 @@ use divan::{Bencher, black_box};
 use graph_core::generate::Shape;
 use graph_core::{Dag, Key, Op, TaskGraph};
 use graph_optimize::{
-    FuseConfig, FuseLinearConfig, OptimizeConfig, StageConfig, coalesce_stages, cull, fuse,
-    fuse_linear, inline, inline_functions, insert_barriers, optimize, optimize_owned, plan_stages,
+    FuseConfig, FuseLinearConfig, OptimizeConfig, StageConfig, coalesce_stages, cull,
+    find_wide_edges, fuse, fuse_linear, inline, inline_functions, insert_barriers, optimize,
+    optimize_owned, plan_stages,
 };
 
 #[global_allocator]
@@ -180,4 +181,38 @@ fn barriers_shuffle(bencher: Bencher<'_, '_>, n: usize) {
     bencher
         .counter(ItemsCount::new(topology.edge_count()))
         .bench(|| insert_barriers(black_box(&topology), 16).unwrap());
+}
+
+#[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
+fn wide_edges_shuffle(bencher: Bencher<'_, '_>, n: usize) {
+    // About n edges, all wide: sqrt(n) mappers all read by sqrt(n) reducers.
+    let side = (n as f64).sqrt() as usize;
+    let graph = graph_core::generate::shuffle(side, side);
+    let topology = graph.topology().unwrap().clone();
+    bencher
+        .counter(ItemsCount::new(topology.edge_count()))
+        .bench(|| find_wide_edges(black_box(&topology)));
+}
+
+#[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
+fn wide_edges_array(bencher: Bencher<'_, '_>, n: usize) {
+    // No block at all: every task's readers are walked and none is shared.
+    let (graph, _) = array(n);
+    let topology = graph.topology().unwrap().clone();
+    bencher
+        .counter(ItemsCount::new(topology.edge_count()))
+        .bench(|| find_wide_edges(black_box(&topology)));
+}
+
+#[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
+fn stages_summary_shuffle(bencher: Bencher<'_, '_>, n: usize) {
+    // `taskgraph stages` past reading the file: plan and summary.
+    let side = (n as f64).sqrt() as usize;
+    let graph = graph_core::generate::shuffle(side, side);
+    bencher
+        .counter(ItemsCount::new(graph.topology().unwrap().edge_count()))
+        .bench(|| {
+            let plan = plan_stages(black_box(&graph), &StageConfig::default()).unwrap();
+            plan.summary(graph.topology().unwrap()).unwrap()
+        });
 }

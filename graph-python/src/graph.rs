@@ -124,6 +124,50 @@ impl DaskGraph {
         Ok(res)
     }
 
+    /// The stage plan (see `taskgraph stages`): the dict of `stages --json`.
+    /// `keep` lists the positions of the tasks that stay tasks of their own;
+    /// by default the graph's leaves.
+    #[pyo3(signature = (keep=None))]
+    fn stages<'py>(&self, py: Python<'py>, keep: Option<Vec<u32>>) -> PyResult<Bound<'py, PyDict>> {
+        let tasks = self.tasks();
+        let n = tasks.node_count();
+        let keep: Vec<NodeId> = match keep {
+            Some(keep) => keep
+                .into_iter()
+                .map(|i| {
+                    if (i as usize) < n {
+                        Ok(NodeId::from_u32(i))
+                    } else {
+                        Err(PyValueError::new_err(format!("no task at position {i}")))
+                    }
+                })
+                .collect::<PyResult<_>>()?,
+            None => tasks
+                .node_ids()
+                .filter(|&node| tasks.dependents(node).is_empty())
+                .collect(),
+        };
+        let summary = py
+            .detach(|| graph_optimize::plan_shape_stages(tasks, &keep).summary(tasks))
+            .map_err(|err| PyValueError::new_err(err.to_string()))?;
+        let res = PyDict::new(py);
+        res.set_item("stage_count", summary.stages.len())?;
+        let stages = PyList::empty(py);
+        for (stage, figures) in summary.stages.iter().enumerate() {
+            let item = PyDict::new(py);
+            item.set_item("stage", stage)?;
+            item.set_item("tasks", figures.tasks)?;
+            item.set_item("tasks_after_coalescing", figures.tasks_after_coalescing)?;
+            item.set_item("wide_inputs", figures.wide_inputs)?;
+            stages.append(item)?;
+        }
+        res.set_item("stages", stages)?;
+        res.set_item("barriers", summary.barriers)?;
+        res.set_item("edges", summary.edges)?;
+        res.set_item("edges_with_barriers", summary.edges_with_barriers)?;
+        Ok(res)
+    }
+
     /// Places the tasks on `workers` workers with few edges between
     /// workers and balanced loads (`graph-assign`'s default): key to worker.
     fn assign<'py>(&self, py: Python<'py>, workers: usize) -> PyResult<Bound<'py, PyDict>> {

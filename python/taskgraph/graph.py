@@ -96,6 +96,29 @@ class Graph:
         res["lower_bound"] = self._native.lower_bound()
         return res
 
+    def stages(self, keys=None):
+        """The stage plan, as ``taskgraph stages --json`` prints it: stages
+        split at wide dependencies (the edges of complete bipartite blocks,
+        as a shuffle's all-to-all exchange makes them), each partition's
+        narrow work in a stage counted as one task, and what barriers would
+        save. ``keys`` stay tasks of their own (default: the leaves).
+
+        >>> import taskgraph
+        >>> dsk = {("map", i): i for i in range(4)}
+        >>> dsk.update({("reduce", j): (sum, [("map", i) for i in range(4)]) for j in range(2)})
+        >>> plan = taskgraph.Graph(dsk).stages()
+        >>> plan["stage_count"], [s["tasks"] for s in plan["stages"]], plan["edges_with_barriers"]
+        (2, [4, 2], 6)
+        """
+        keep = None
+        if keys is not None:
+            position = {key: i for i, key in enumerate(self.keys())}
+            missing = [key for key in keys if key not in position]
+            if missing:
+                raise KeyError(f"not keys of the graph: {missing[:5]!r}")
+            keep = [position[key] for key in keys]
+        return self._native.stages(keep)
+
     def assign(self, workers):
         """Places the tasks on ``workers`` workers, few edges crossing and
         loads balanced: key to worker index."""

@@ -4,6 +4,7 @@ written and drawn."""
 import json
 import os
 import shutil
+import subprocess
 
 import dask.array as da
 import dask.order
@@ -11,6 +12,12 @@ import pytest
 
 import corpus
 import taskgraph
+
+TASKGRAPH = os.environ.get("TASKGRAPH")
+
+
+def inc(x):
+    return x + 1
 
 
 def reduction():
@@ -145,3 +152,65 @@ def test_bad_orders_and_dependencies_say_what_is_wrong():
     with pytest.raises(TypeError, match="dependencies must map each key to the keys it needs, not int"):
         taskgraph.order(dsk, dependencies=7)
     assert taskgraph.order(dsk, dependencies={"b": ["a"]}) == {"a": 0, "b": 1}
+
+
+def bndl_example():
+    """BNDL's example: 4 partitions read and mapped, shuffled into 2
+    reducers, each mapped again."""
+    dsk = {}
+    for i in range(4):
+        dsk[("read", i)] = i
+        dsk[("map", i)] = (inc, ("read", i))
+    for j in range(2):
+        dsk[("reduce", j)] = (sum, [("map", i) for i in range(4)])
+        dsk[("output", j)] = (inc, ("reduce", j))
+    return dsk
+
+
+def test_stages_of_bndl_example():
+    plan = taskgraph.Graph(bndl_example()).stages()
+    assert plan == {
+        "stage_count": 2,
+        "stages": [
+            {"stage": 0, "tasks": 8, "tasks_after_coalescing": 4, "wide_inputs": 0},
+            {"stage": 1, "tasks": 4, "tasks_after_coalescing": 2, "wide_inputs": 8},
+        ],
+        "barriers": 1,
+        "edges": 14,
+        "edges_with_barriers": 12,
+    }
+    # Kept keys stay tasks: the reducers are not coalesced into the outputs.
+    kept = taskgraph.Graph(bndl_example()).stages(keys=[("reduce", 0), ("reduce", 1)])
+    assert [s["tasks_after_coalescing"] for s in kept["stages"]] == [4, 4]
+    with pytest.raises(KeyError, match="not keys of the graph"):
+        taskgraph.Graph(bndl_example()).stages(keys=["nope"])
+
+
+def test_stages_of_dask_collections():
+    # A chain of blockwise steps has no wide edge: one stage, each chunk's
+    # lineage one task.
+    x = da.ones((40, 40), chunks=(10, 10))
+    plan = taskgraph.Graph.from_dask(((x + 1) * 2).sum(axis=0)).stages()
+    assert plan["stage_count"] == 1 and plan["stages"][0]["wide_inputs"] == 0
+    assert plan["stages"][0]["tasks_after_coalescing"] < plan["stages"][0]["tasks"]
+    # Three tasks that each read the four blocks of a row: a 4 x 3 block,
+    # whose 12 edges a barrier would make 7.
+    a = da.ones((40, 40), chunks=(10, 10))
+    dsk = dict(a.__dask_graph__())
+    dsk.update({("all", j): (sum, list(a.__dask_keys__()[0])) for j in range(3)})
+    plan = taskgraph.Graph(dsk).stages()
+    assert plan["stage_count"] == 2
+    assert plan["stages"][1]["wide_inputs"] == 3 * 4
+    assert (plan["barriers"], plan["edges"], plan["edges_with_barriers"]) == (1, 12, 7)
+
+
+@pytest.mark.skipif(not TASKGRAPH, reason="set TASKGRAPH to the taskgraph binary to check the round trip")
+@pytest.mark.parametrize("make", [bndl_example, lambda: dict(reduction().__dask_graph__()), corpus.docstring])
+def test_stages_match_the_command_line(tmp_path, make):
+    # The same dict as `taskgraph stages --json` prints for the graph written
+    # out, key for key.
+    g = taskgraph.Graph(make())
+    path = tmp_path / "g.json"
+    g.to_json(path)
+    done = subprocess.run([TASKGRAPH, "stages", str(path), "--json"], check=True, capture_output=True, text=True)
+    assert json.loads(done.stdout) == g.stages()

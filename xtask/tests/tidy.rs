@@ -25,7 +25,13 @@ const LAYERS: [(&str, &[&str]); 10] = [
     ("graph-distributed", &["graph-core", "graph-exec"]),
     (
         "graph-python",
-        &["graph-core", "graph-order", "graph-exec", "graph-assign"],
+        &[
+            "graph-core",
+            "graph-order",
+            "graph-optimize",
+            "graph-exec",
+            "graph-assign",
+        ],
     ),
     (
         "graph-cli",
