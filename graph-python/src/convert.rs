@@ -278,7 +278,10 @@ pub(crate) fn convert<'py>(
         queue: VecDeque::new(),
     };
     let mut hashes = Vec::with_capacity(n);
-    for (key, _) in dict.iter() {
+    // The keys alone: iterating the items would touch every value object
+    // too, a cache miss apiece that this pass does not need.
+    for key in dict.try_iter()? {
+        let key = key?;
         hashes.push(key.hash()?);
         reader.plain_keys &= reader.texts.push(&key)?;
         reader.keys.push(key);
@@ -338,7 +341,13 @@ fn read_tasks<'py>(
     if reader.reading == Reading::Execute {
         values.reserve_exact(n);
     }
-    for (i, (_, value)) in dict.iter().enumerate() {
+    // The values alone (the keys were read in the first pass).
+    for (i, value) in dict
+        .call_method0(intern!(dict.py(), "values"))?
+        .try_iter()?
+        .enumerate()
+    {
+        let value = value?;
         let value = &value;
         if reader.reading == Reading::Execute {
             values.push(value.clone());
