@@ -278,25 +278,31 @@ pub(crate) fn convert<'py>(
         queue: VecDeque::new(),
     };
     let mut hashes = Vec::with_capacity(n);
-    // The keys alone: iterating the items would touch every value object
-    // too, a cache miss apiece that this pass does not need.
-    for key in dict.try_iter()? {
-        let key = key?;
+    // Keys and values are taken in one walk, so that they belong together
+    // even if hashing a key runs code that changes the mapping (Python's
+    // iterator then raises "dictionary changed size during iteration").
+    let mut values = Vec::with_capacity(n);
+    for item in dict.call_method0(intern!(py, "items"))?.try_iter()? {
+        let item = item?;
+        let item = item.cast::<PyTuple>()?;
+        let key = item.get_item(0)?;
         hashes.push(key.hash()?);
         reader.plain_keys &= reader.texts.push(&key)?;
         reader.keys.push(key);
+        values.push(item.get_item(1)?);
     }
+    let n = reader.keys.len();
     reader.index.fill(hashes);
     // The keys' texts are ranked on another thread (no Python there) while
     // this one reads the tasks; external keys met meanwhile get their texts
     // apart, and everything is ranked again in the rare case there are some.
     let mut texts = std::mem::replace(&mut reader.texts, Texts::with_capacity(0));
     let (dependencies_read, ranks) = if n < RANK_APART {
-        (read_tasks(&mut reader, &dict, dependencies), texts.ranks())
+        (read_tasks(&mut reader, values, dependencies), texts.ranks())
     } else {
         std::thread::scope(|scope| {
             let ranking = scope.spawn(|| texts.ranks());
-            let read = read_tasks(&mut reader, &dict, dependencies);
+            let read = read_tasks(&mut reader, values, dependencies);
             let ranks = ranking
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -330,28 +336,14 @@ type TasksRead<'py> = (Vec<u32>, Vec<bool>, Vec<Bound<'py, PyAny>>);
 /// `reader.targets`) and whether it is data.
 fn read_tasks<'py>(
     reader: &mut Reader<'py>,
-    dict: &Bound<'py, PyDict>,
+    values: Vec<Bound<'py, PyAny>>,
     dependencies: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<TasksRead<'py>> {
-    let n = dict.len();
+    let n = values.len();
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0_u32);
     let mut is_data = Vec::with_capacity(n);
-    let mut values = Vec::new();
-    if reader.reading == Reading::Execute {
-        values.reserve_exact(n);
-    }
-    // The values alone (the keys were read in the first pass).
-    for (i, value) in dict
-        .call_method0(intern!(dict.py(), "values"))?
-        .try_iter()?
-        .enumerate()
-    {
-        let value = value?;
-        let value = &value;
-        if reader.reading == Reading::Execute {
-            values.push(value.clone());
-        }
+    for (i, value) in values.iter().enumerate() {
         let kind = reader.kind_of(value)?;
         is_data.push(!is_task(kind, value)?);
         match dependencies {
@@ -374,6 +366,10 @@ fn read_tasks<'py>(
     let total = reader.keys.len();
     offsets.resize(total + 1, reader.targets.len() as u32);
     is_data.extend(reader.external_data.iter().copied());
+    let values = match reader.reading {
+        Reading::Execute => values,
+        Reading::Order => Vec::new(),
+    };
     Ok((offsets, is_data, values))
 }
 

@@ -672,17 +672,29 @@ _register()
 # --- export -----------------------------------------------------------------
 
 
-def _key(key):
-    """A dask key in JSON: strings and numbers as they are, tuples as arrays."""
+def _key(key, whole=None):
+    """A dask key in JSON: strings and numbers as they are, tuples as arrays,
+    bytes decoded. Raises ``ValueError`` naming the key (``whole``, the key
+    ``key`` is part of) for what ``taskgraph-json/1`` cannot hold: an integer
+    outside the 64-bit range, a float that is not finite, bytes that are not
+    UTF-8."""
+    whole = key if whole is None else whole
     if isinstance(key, tuple):
-        return [_key(part) for part in key]
+        return [_key(part, whole) for part in key]
     if isinstance(key, bytes):
-        return key.decode("utf-8", "replace")
+        try:
+            return key.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"key {whole!r}: bytes that are not UTF-8 cannot be written") from None
     if isinstance(key, bool) or not isinstance(key, (str, numbers.Integral, numbers.Real)):
         return str(key)
     if isinstance(key, numbers.Integral):
+        if not -(2**63) <= int(key) < 2**63:
+            raise ValueError(f"key {whole!r}: an integer outside the 64-bit range cannot be written")
         return int(key)
     if isinstance(key, numbers.Real):
+        if not math.isfinite(float(key)):
+            raise ValueError(f"key {whole!r}: a float that is not finite cannot be written")
         return float(key)
     return key
 
@@ -802,16 +814,19 @@ def _refs(term, found):
             _refs(value, found)
 
 
-def to_taskgraph(obj):
+def to_taskgraph(obj, *, sizes_from=None):
     """The ``taskgraph-json/1`` document of a dask collection or graph.
 
     Raises ``RuntimeError("Cycle detected ...")`` for a graph with a cycle,
-    a task that refers to itself included, as dask's order does.
+    a task that refers to itself included, as dask's order does, and
+    ``ValueError`` naming the key for a key the format cannot hold (see
+    ``_key``) or two keys written alike. ``sizes_from``: the collection or
+    graph whose layers tell the chunk sizes, when ``obj`` is its dict.
     """
     from dask._task_spec import convert_legacy_graph
 
     graph = _graph(obj)
-    sizes = _sizes(graph)
+    sizes = _sizes(graph if sizes_from is None else _graph(sizes_from))
     raw = dict(graph)
     # The dependencies exactly as dask's order computes them, on the graph
     # as given (not on its converted form, which counts more).
@@ -844,6 +859,17 @@ def to_taskgraph(obj):
         if key in sizes:
             task["size"] = sizes[key]
         tasks.append(task)
+    # Keys that differ in Python may be one key once written (b"x" and "x",
+    # a str() of two objects): the reader would refuse the file.
+    written = {}
+    for key, task in zip(keys, tasks):
+        spelled = json.dumps(task["key"])
+        if spelled in written:
+            raise ValueError(
+                f"keys {written[spelled]!r} and {key!r} are both written as {spelled}: "
+                "taskgraph-json/1 cannot tell them apart"
+            )
+        written[spelled] = key
     data_nodes = [_key(key) for key, data in zip(keys, is_data) if data]
     return {"format": FORMAT, "producer": "taskgraph.dask", "tasks": tasks, "data_nodes": data_nodes}
 
@@ -868,10 +894,11 @@ def _write_atomically(path, write):
         raise
 
 
-def dump(obj, path):
+def dump(obj, path, *, sizes_from=None):
     """Writes the document of ``obj`` to ``path`` (gzip when it ends in .gz)
-    and returns the number of tasks written."""
-    doc = to_taskgraph(obj)
+    and returns the number of tasks written. Raises as ``to_taskgraph`` does,
+    writing nothing."""
+    doc = to_taskgraph(obj, sizes_from=sizes_from)
     data = json.dumps(doc).encode("utf-8")
 
     def write(raw):

@@ -125,11 +125,13 @@ class Graph:
         return self._native.assign(workers)
 
     def to_json(self, path):
-        """Writes the graph as ``taskgraph-json/1`` (gzip when ``path`` ends
-        in ``.gz``) for the ``taskgraph`` command; returns the task count."""
+        """Writes the graph this object holds (the tasks it read, whatever
+        became of the mapping since) as ``taskgraph-json/1`` (gzip when
+        ``path`` ends in ``.gz``) for the ``taskgraph`` command; returns the
+        task count."""
         from taskgraph.dask import dump
 
-        return dump(self._source, path)
+        return dump(self._dsk, path, sizes_from=self._source)
 
     def to_dot(self, color="order", strategy="auto"):
         """The graph in Graphviz's DOT language, each task labelled by its

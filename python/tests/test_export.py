@@ -180,3 +180,61 @@ def test_demo_writes_three_graphs(tmp_path):
     assert names == ["array-reduction.json", "dataframe-groupby.json", "delayed.json"]
     for name in names:
         check_document(json.loads((tmp_path / name).read_text()))
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        (float("nan"), "a float that is not finite"),
+        (("x", float("inf")), "a float that is not finite"),
+        (10**30, "outside the 64-bit range"),
+        (("x", -(2**63) - 1), "outside the 64-bit range"),
+        (b"\xff\xfe", "not UTF-8"),
+    ],
+    ids=["nan", "inf-in-tuple", "huge-int", "tiny-int-in-tuple", "bad-bytes"],
+)
+def test_keys_the_format_cannot_hold_raise_naming_them(key, says, tmp_path):
+    path = tmp_path / "g.json"
+    with pytest.raises(ValueError, match=says) as raised:
+        taskgraph.dask.dump({key: 1, "y": (inc, key)}, path)
+    assert repr(key) in str(raised.value)
+    assert not path.exists(), "nothing is written"
+
+
+def test_keys_written_alike_raise(tmp_path):
+    path = tmp_path / "g.json"
+    with pytest.raises(ValueError, match=r"keys b'x' and 'x' are both written as \"x\""):
+        taskgraph.dask.dump({b"x": 1, "x": 2}, path)
+    assert not path.exists()
+    # Bytes keys alone are written decoded, and read back.
+    assert taskgraph.dask.dump({b"a": 1, ("b", 0): (inc, b"a")}, path) == 2
+    assert [task["key"] for task in json.loads(path.read_text())["tasks"]] == ["a", ["b", 0]]
+
+
+@pytest.mark.skipif(not TASKGRAPH, reason="set TASKGRAPH to the taskgraph binary to check the round trip")
+def test_what_is_written_is_read(tmp_path):
+    path = tmp_path / "g.json"
+    dsk = {("x", 2**63 - 1): 1.5, ("x", -(2**63)): (inc, ("x", 2**63 - 1)), 0.25: (inc, ("x", -(2**63)))}
+    assert taskgraph.dask.dump(dsk, path) == 3
+    stats = subprocess.run([TASKGRAPH, "stats", str(path), "--json"], check=True, capture_output=True, text=True)
+    assert json.loads(stats.stdout)["tasks"] == 3
+
+
+def test_graph_writes_the_graph_it_holds(tmp_path):
+    dsk = {"a": 1, "b": (inc, "a"), "c": (inc, "b")}
+    # From an iterator of items: read once, written whole.
+    g = taskgraph.Graph(iter(dsk.items()))
+    assert len(g) == 3
+    assert g.to_json(tmp_path / "it.json") == 3
+    # From a dict changed afterwards: the tasks it read.
+    d = dict(dsk)
+    g = taskgraph.Graph(d)
+    d["d"] = (inc, "c")
+    del d["a"]
+    assert g.to_json(tmp_path / "d.json") == 3
+    keys = [task["key"] for task in json.loads((tmp_path / "d.json").read_text())["tasks"]]
+    assert keys == ["a", "b", "c"]
+
+
+def inc(x):
+    return x + 1

@@ -279,3 +279,56 @@ def test_lower_bound():
     assert taskgraph.lower_bound(corpus.chain()) == 1
     dsk = corpus.array_graphs()["map_overlap"]
     assert taskgraph.lower_bound(dsk) <= taskgraph.max_pressure(dsk, taskgraph.order(dsk))
+
+
+class Mutating:
+    """A key whose hash changes the graph it is a key of, the first time."""
+
+    def __init__(self, name, dsk, change):
+        self.name, self.dsk, self.change = name, dsk, change
+
+    def __hash__(self):
+        change, self.change = self.change, None
+        if change is not None:
+            change(self.dsk)
+        return hash(self.name)
+
+    def __eq__(self, other):
+        return isinstance(other, Mutating) and other.name == self.name
+
+    def __repr__(self):
+        return f"Mutating({self.name!r})"
+
+
+def grow(dsk):
+    dsk["z"] = (corpus.f, "c")
+
+
+def swap(dsk):
+    del dsk["a"]
+    dsk["z"] = (corpus.f, "c")
+
+
+@pytest.mark.parametrize("change", [grow, swap])
+def test_a_graph_changed_while_read_is_an_error_or_consistent(change):
+    # taskgraph.order reads the keys and the tasks in one walk: a change
+    # during it is Python's "changed during iteration" error, never an order
+    # of keys and tasks that do not belong together.
+    dsk = {"a": 1, "b": (corpus.f, "a")}
+    key = Mutating("m", dsk, None)
+    dsk[key] = (corpus.f, "b")
+    dsk["c"] = (corpus.f, "b")
+    key.change = change  # armed once it is in the dict
+    try:
+        o = taskgraph.order(dsk, strategy="dask")
+    except RuntimeError as err:
+        assert "changed" in str(err)
+        return
+    # A consistent order: every key a key of the dict now, each after its
+    # dependencies among them.
+    assert set(o) <= set(dsk)
+    for key, task in dsk.items():
+        if key in o and isinstance(task, tuple):
+            for dep in task[1:]:
+                if dep in o:
+                    assert o[dep] < o[key]
