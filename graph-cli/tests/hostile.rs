@@ -11,7 +11,7 @@ use common::taskgraph_in;
 
 /// Every file of the corpus and what `stats` says of it: `None` for a graph
 /// that is read, else the whole of standard error.
-const CORPUS: [(&str, Option<&str>); 15] = [
+const CORPUS: [(&str, Option<&str>); 16] = [
     (
         "binary.json",
         Some("binary.json: line 1, column 1: invalid JSON: expected value"),
@@ -29,6 +29,7 @@ const CORPUS: [(&str, Option<&str>); 15] = [
         "empty.json",
         Some("empty.json: line 1, column 0: invalid JSON: EOF while parsing a value"),
     ),
+    ("entities-and-long-keys.json", None),
     (
         "float-overflow.json",
         Some("float-overflow.json: line 1, column 67: invalid JSON: number out of range"),
@@ -136,4 +137,45 @@ fn an_op_named_like_a_path_is_only_a_name() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn keys_are_drawn_as_written() {
+    // `A&B` and `A&amp;B` are two keys and stay two labels; an entity in a
+    // key is text, not the character it names; a 20 000-character key and a
+    // NUL do not break Graphviz.
+    let run = taskgraph_in(corpus(), &["viz", "entities-and-long-keys.json"], b"");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let dot = run.stdout;
+    assert!(dot.contains("label=\"A&amp;B\\n"), "{dot}");
+    assert!(dot.contains("label=\"A&amp;amp;B\\n"), "{dot}");
+    assert!(dot.contains("x&amp;#x202E;gnp.exe"), "{dot}");
+    assert!(!dot.contains('\0'));
+    let longest = dot.lines().map(str::len).max().unwrap();
+    assert!(longest < 8_000, "a line of {longest} bytes");
+    if viz_common_has_dot() {
+        let out = common::scratch("hostile-viz");
+        for ext in ["svg", "png"] {
+            let path = out.join(format!("keys.{ext}"));
+            let run = taskgraph_in(
+                corpus(),
+                &[
+                    "viz",
+                    "entities-and-long-keys.json",
+                    "-o",
+                    path.to_str().unwrap(),
+                ],
+                b"",
+            );
+            assert_eq!(run.code, Some(0), "{ext}: {}", run.stderr);
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+fn viz_common_has_dot() -> bool {
+    std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .is_ok_and(|out| out.status.success())
 }

@@ -27,8 +27,26 @@ def _fill(t):
     return f"#{r:02x}{g:02x}{b:02x}", text
 
 
-def _quote(text):
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+# The most characters of one line of a box's label.
+_MAX_LABEL = 200
+
+
+def _line(text):
+    """One line of a label as Graphviz will draw it: at most ``_MAX_LABEL``
+    characters (an ellipsis past it), control characters as spaces, a lone
+    surrogate (which UTF-8 cannot hold) as U+FFFD."""
+    if len(text) > _MAX_LABEL:
+        text = text[: _MAX_LABEL - 1] + "\u2026"
+    text = "".join(" " if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _quote(*lines):
+    """A quoted DOT string of ``lines``: backslashes and quotes escaped, and
+    ``&`` as ``&amp;``, since Graphviz decodes HTML entities even in plain
+    labels (``A&amp;B`` and ``A&B`` stay apart)."""
+    escaped = (_line(line).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;") for line in lines)
+    return '"' + "\\n".join(escaped) + '"'
 
 
 class Graph:
@@ -156,7 +174,7 @@ class Graph:
                 lines.append(f"  n{i} [label={_quote(str(key))}];")
             else:
                 fill, text = _fill(priority[i] / last)
-                label = _quote(f"{key}\n#{priority[i]}")
+                label = _quote(str(key), f"#{priority[i]}")
                 lines.append(f'  n{i} [label={label}, fillcolor="{fill}", fontcolor="{text}"];')
         for dep, task in self._native.edges():
             lines.append(f"  n{dep} -> n{task};")
@@ -185,7 +203,7 @@ class Graph:
             return None
         try:
             return _render(self.to_dot(), "svg").decode("utf-8")
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, UnicodeError):
             return None
 
 

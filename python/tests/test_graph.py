@@ -214,3 +214,27 @@ def test_stages_match_the_command_line(tmp_path, make):
     g.to_json(path)
     done = subprocess.run([TASKGRAPH, "stages", str(path), "--json"], check=True, capture_output=True, text=True)
     assert json.loads(done.stdout) == g.stages()
+
+
+def test_keys_are_drawn_as_written():
+    long = "k" * 20_000
+    dsk = {"A&B": 1, "A&amp;B": 2, "x&#x202E;gnp.exe": (inc, "A&B"), long: (inc, "A&amp;B"), "nul\0key": 3}
+    g = taskgraph.Graph(dsk)
+    dot = g.to_dot()
+    assert 'label="A&amp;B\\n' in dot and 'label="A&amp;amp;B\\n' in dot
+    assert "x&amp;#x202E;gnp.exe" in dot
+    assert "\0" not in dot
+    assert max(len(line) for line in dot.splitlines()) < 1_000
+    # A lone surrogate cannot be UTF-8: drawn as U+FFFD, never an error.
+    g = taskgraph.Graph({"\ud800": 1, "b": (inc, "\ud800")})
+    dot = g.to_dot(color=None)
+    dot.encode("utf-8")
+    svg = g._repr_svg_()
+    assert svg is None or svg.startswith("<?xml") or "<svg" in svg
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
+def test_hostile_keys_render(tmp_path):
+    dsk = {"A&B": 1, "nul\0key": 3, "k" * 20_000: (inc, "A&B"), "\udcff": 4}
+    taskgraph.Graph(dsk).viz(tmp_path / "g.svg")
+    assert (tmp_path / "g.svg").read_text().count("A&amp;B") >= 1

@@ -75,7 +75,11 @@ impl Picture {
         dot.push_str(&self.legend.to_dot());
         dot.push_str("  { rank=max; legend; }\n");
         for (i, node) in self.nodes.iter().enumerate() {
-            let label: Vec<String> = node.lines.iter().map(|line| escape(line)).collect();
+            let label: Vec<String> = node
+                .lines
+                .iter()
+                .map(|line| escape(shorten(line, MAX_LABEL_CHARS)))
+                .collect();
             let _ = write!(
                 dot,
                 "  n{i} [id=\"v{i}\", label=\"{}\", fillcolor=\"{}\", fontcolor=\"{}\"",
@@ -84,7 +88,11 @@ impl Picture {
                 node.fill.text()
             );
             if target == Target::Standalone {
-                let tooltip: Vec<String> = node.tooltip.iter().map(|line| escape(line)).collect();
+                let tooltip: Vec<String> = node
+                    .tooltip
+                    .iter()
+                    .map(|line| escape(shorten(line, MAX_TOOLTIP_CHARS)))
+                    .collect();
                 let _ = write!(dot, ", tooltip=\"{}\"", tooltip.join("\\n"));
             }
             dot.push_str("];\n");
@@ -116,14 +124,38 @@ impl Picture {
     }
 }
 
-/// Escapes text for a quoted DOT string: backslashes and quotes, and control
+/// The most characters of one line of a box's label (keys are shortened
+/// before this; group names and figures are not).
+const MAX_LABEL_CHARS: usize = 200;
+
+/// The most characters of one line of a tooltip: Graphviz fails on
+/// attributes of about 16 KB.
+const MAX_TOOLTIP_CHARS: usize = 2_000;
+
+/// `text`, cut to `max` characters (the last an ellipsis).
+fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.chars().count() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let cut = text
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(text.len(), |(at, _)| at);
+    std::borrow::Cow::Owned(format!("{}…", &text[..cut]))
+}
+
+/// Escapes text for a quoted DOT string: backslashes and quotes; `&` as
+/// `&amp;`, since Graphviz decodes HTML entities even in plain labels (so
+/// that `A&amp;B` and `A&B` stay apart, and `&#x202E;` stays text); control
 /// characters as spaces (a label's lines are joined with `\n` by the caller).
-pub(crate) fn escape(text: &str) -> String {
+pub(crate) fn escape(text: impl AsRef<str>) -> String {
+    let text = text.as_ref();
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
+            '&' => out.push_str("&amp;"),
             c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
