@@ -106,10 +106,14 @@ struct Scratch {
     row: Vec<NodeId>,
     new_row: Vec<NodeId>,
     picks: Vec<Option<Slot>>,
+    /// [`Work::nesting_of`]'s memo.
+    nesting: Vec<u32>,
 }
 
 /// Substitutes the inlined tasks `node` references (already expanded) into
-/// its body, unless it is opaque.
+/// its body, unless it is opaque, or unless the body would nest deeper than
+/// [`json::MAX_NESTING`](graph_core::json::MAX_NESTING) levels (no file
+/// could hold it): the task then keeps its references.
 fn substitute_inlined(
     work: &mut Work<'_>,
     node: NodeId,
@@ -123,6 +127,7 @@ fn substitute_inlined(
         row,
         new_row,
         picks,
+        nesting,
     } = scratch;
     row.clear();
     row.extend_from_slice(work.deps(node));
@@ -136,6 +141,15 @@ fn substitute_inlined(
             new_row.push(dep);
             picks.push(None);
         }
+    }
+    let deepest = picks
+        .iter()
+        .flatten()
+        .map(|&slot| work.nesting_of(slot, nesting))
+        .max()
+        .unwrap_or(0);
+    if work.nesting_of(work.body(node), nesting) + deepest > graph_core::json::MAX_NESTING {
+        return;
     }
     let body = work.substitute(work.body(node), row, &mut |i, _| picks[i]);
     work.set(node, body, new_row);

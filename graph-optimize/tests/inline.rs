@@ -172,3 +172,62 @@ fn an_unknown_key_is_an_error_and_opaque_tasks_stay() {
     .assert_eq(&show_checked(&result));
     assert_eq!(show(&g).lines().count(), 4);
 }
+
+#[test]
+fn inlining_never_builds_a_term_too_deep_to_write() {
+    // Terms this deep need more stack than a test thread has in a debug
+    // build (the limit is set for the optimized one's default stack).
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(too_deep_to_write)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn too_deep_to_write() {
+    use graph_core::json::MAX_NESTING;
+    use graph_core::{Key, TaskGraph, Term};
+    use graph_optimize::{OptimizeConfig, optimize};
+
+    // `x` is a constant list nested as deep as a file may hold; `y = len(x)`
+    // with `x` inlined would be one level deeper.
+    let mut deep = Term::lit(0);
+    for _ in 0..MAX_NESTING {
+        deep = Term::list([deep]);
+    }
+    assert_eq!(deep.nesting(), MAX_NESTING);
+    let mut graph = TaskGraph::new();
+    graph.insert("x", deep).unwrap();
+    graph
+        .insert("y", Term::call("len", [Term::key("x")]))
+        .unwrap();
+    graph
+        .insert("z", Term::call("len", [Term::list([Term::lit(1)])]))
+        .unwrap();
+    graph_core::json::to_string(&graph).expect("the input can be written");
+
+    let inlined = inline(&graph, &[], true).unwrap();
+    let y = inlined.get(&Key::from("y")).unwrap();
+    assert_eq!(
+        y.body.term().unwrap().to_string(),
+        "len(x)",
+        "y keeps its reference"
+    );
+    graph_core::json::to_string(&inlined).expect("the output can be written");
+
+    let (optimized, _) = optimize(&graph, &OptimizeConfig::default()).unwrap();
+    graph_core::json::to_string(&optimized).expect("the optimized graph can be written");
+
+    // A shallow constant is still inlined.
+    let mut graph = TaskGraph::new();
+    graph
+        .insert("x", Term::list([Term::list([Term::lit(0)])]))
+        .unwrap();
+    graph
+        .insert("y", Term::call("len", [Term::key("x")]))
+        .unwrap();
+    let inlined = inline(&graph, &[], true).unwrap();
+    let y = inlined.get(&Key::from("y")).unwrap();
+    assert_eq!(y.body.term().unwrap().to_string(), "len([[0]])");
+}
