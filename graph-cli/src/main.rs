@@ -22,6 +22,7 @@ mod stats;
 mod supervise;
 mod viz;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +71,15 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `run` (and `demo`, which runs across processes) stop their runs on a
+    // signal themselves; elsewhere an interrupt leaves no temporary file.
+    if !matches!(cli.command, Command::Run(_) | Command::Demo(_)) {
+        supervise::on_signal(|| {
+            graph_core::file::remove_temporary_files();
+            let _ = writeln!(std::io::stderr(), "interrupted");
+            std::process::exit(supervise::INTERRUPTED);
+        });
+    }
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),
         Command::Assign(args) => assign::run(&args),

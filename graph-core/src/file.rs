@@ -3,19 +3,67 @@
 //! files, which other users of the machine cannot read.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The temporary files [`write_atomically`] is writing, for
+/// [`remove_temporary_files`]; closed once that has run.
+struct InFlight {
+    files: Vec<PathBuf>,
+    closed: bool,
+}
+
+static IN_FLIGHT: Mutex<InFlight> = Mutex::new(InFlight {
+    files: Vec::new(),
+    closed: false,
+});
+
+fn in_flight() -> MutexGuard<'static, InFlight> {
+    IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Removes the temporary files of every [`write_atomically`] under way, and
+/// makes any later one fail ([`io::ErrorKind::Interrupted`]) before it
+/// creates a file: for a signal handler that then ends the process, which
+/// would otherwise leave them behind (an ended process runs no destructor).
+///
+/// # Example
+///
+/// ```no_run
+/// // In a command's SIGINT handler:
+/// graph_core::file::remove_temporary_files();
+/// std::process::exit(130);
+/// ```
+pub fn remove_temporary_files() {
+    let mut in_flight = in_flight();
+    in_flight.closed = true;
+    for file in in_flight.files.drain(..) {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// A temporary file listed in [`IN_FLIGHT`] while it lives.
+struct Listed(PathBuf);
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        in_flight().files.retain(|file| *file != self.0);
+    }
+}
 
 /// Writes `path` through `write`: into a temporary file in the same
 /// directory, which replaces `path` (by a rename) only once `write` has
 /// succeeded and everything is flushed to the file. When `write` fails, or
 /// the process is interrupted, `path` keeps its old content, byte for byte,
-/// and the temporary file is removed (a process killed outright leaves at
+/// and the temporary file is removed (by the process's signal handler
+/// through [`remove_temporary_files`]; a process killed outright leaves at
 /// most a hidden `.NAME.*.tmp` file next to it).
 ///
 /// # Errors
 ///
-/// The error of `write`, or of making, flushing or renaming the file; `E`
-/// takes I/O errors through `From`.
+/// The error of `write`, or of making, flushing or renaming the file
+/// ([`io::ErrorKind::Interrupted`] once [`remove_temporary_files`] has run);
+/// `E` takes I/O errors through `From`.
 ///
 /// # Example
 ///
@@ -60,7 +108,21 @@ pub fn write_atomically<E: From<io::Error>>(
             .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o666));
         builder.permissions(permissions);
     }
-    let mut temp = builder.tempfile_in(dir)?;
+    // Made and listed under the lock, so that a signal handler removing the
+    // files either sees this one or stops it from being made.
+    let (mut temp, _listed) = {
+        let mut in_flight = in_flight();
+        if in_flight.closed {
+            return Err(E::from(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the process is being interrupted",
+            )));
+        }
+        let temp = builder.tempfile_in(dir)?;
+        in_flight.files.push(temp.path().to_path_buf());
+        let listed = Listed(temp.path().to_path_buf());
+        (temp, listed)
+    };
     {
         let mut out = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
         write(&mut out)?;
