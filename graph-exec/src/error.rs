@@ -125,6 +125,14 @@ pub enum Error {
         /// Why not.
         message: String,
     },
+    /// A worker thread panicked outside any task (a task's panic is
+    /// [`Error::Task`]): a bug of the executor, which ends the run rather
+    /// than leave the other workers waiting.
+    #[error("a worker thread of the run failed: {message}")]
+    WorkerPanicked {
+        /// The panic's message.
+        message: String,
+    },
     /// A spilled result could not be read back from disk for a task that
     /// reads it (its file deleted or damaged meanwhile, say).
     #[error("task {key}: its input {input} could not be read back from disk: {message}")]

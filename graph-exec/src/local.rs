@@ -265,14 +265,11 @@ impl LocalExecutor {
         }
         let tallies = std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..n_threads)
-                .map(|_| scope.spawn(|| shared.work()))
+                .map(|_| scope.spawn(|| shared.work_or_fail()))
                 .collect();
-            let mut tallies = vec![shared.work()];
-            tallies.extend(
-                helpers
-                    .into_iter()
-                    .map(|h| h.join().expect("workers catch op panics")),
-            );
+            let mut tallies = vec![shared.work_or_fail()];
+            // A worker's panic is caught in it: joining cannot fail.
+            tallies.extend(helpers.into_iter().filter_map(|h| h.join().ok()));
             tallies
         });
         let state = shared
@@ -351,6 +348,23 @@ struct Shared<'a, 'g, T> {
 }
 
 impl<T: TaskValue> Shared<'_, '_, T> {
+    /// [`Shared::work`], a panic in it (outside the tasks, which catch
+    /// their own) ending the run with [`Error::WorkerPanicked`] and waking
+    /// the other workers, which would otherwise wait for it for ever.
+    fn work_or_fail(&self) -> Vec<OpTime> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work())) {
+            Ok(times) => times,
+            Err(payload) => {
+                let message = crate::panic_message(payload.as_ref());
+                let mut state = lock(&self.state);
+                self.fail(&mut state, Error::WorkerPanicked { message });
+                drop(state);
+                self.wake.notify_all();
+                self.plan.op_table()
+            }
+        }
+    }
+
     /// One worker: takes tasks from the scheduler, a few at a time, runs
     /// them, and reports them finished when it takes the next ones, all
     /// under one lock; until everything is done or the run stops.
