@@ -98,3 +98,61 @@ fn a_temporary_directory_that_cannot_be_made_is_an_error_naming_it() {
         );
     }
 }
+
+#[test]
+fn an_ignored_field_of_gigabytes_is_skipped_without_holding_it() {
+    // A 1 MB .json.gz whose ignored field holds 1.2 GB of string, read under
+    // 1 GB of address space: the reader passes over the string a window at
+    // a time, and reserves room from the file's size only where it can. The
+    // file is gzip members one after another, the same 1 MiB member of `a`s
+    // repeated.
+    use std::io::Write;
+    let gz = |bytes: &[u8]| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    };
+    let dir = scratch("ignored-field");
+    let path = dir.join("junk.json.gz");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    file.write_all(&gz(br#"{"format": "taskgraph-json/1", "junk": ""#))
+        .unwrap();
+    let piece = gz(&vec![b'a'; 1 << 20]);
+    for i in 0..1_200 {
+        file.write_all(&piece).unwrap();
+        if i == 600 {
+            // An escape, and a character of two bytes cut between members.
+            file.write_all(&gz(b"\\n\\u00e9\xc3")).unwrap();
+            file.write_all(&gz(b"\xa9")).unwrap();
+        }
+    }
+    file.write_all(&gz(br#"", "tasks": [{"key": "x", "task": 1}]}"#))
+        .unwrap();
+    drop(file);
+    assert!(std::fs::metadata(&path).unwrap().len() < 4 << 20);
+    for command in ["stats", "order"] {
+        let out = Command::new("sh")
+            .args([
+                "-c",
+                r#"ulimit -v 1000000 && exec "$0" "$1" "$2""#,
+                env!("CARGO_BIN_EXE_taskgraph"),
+                command,
+                path.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}: {:?}: {stderr}",
+            out.status
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("tasks"),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -104,13 +104,20 @@ impl KeyTable {
     /// and an index with room for `indexed` keys before it grows. (Room in
     /// the vectors is address space until used; an index is cleared whole
     /// when made, so its room costs memory at once.)
+    ///
+    /// The room is only asked for: where the address space is short (a
+    /// container's limit), the table starts smaller and grows as needed.
     pub(crate) fn with_capacity(keys: usize, bytes: usize, indexed: usize) -> KeyTable {
-        KeyTable {
+        let mut table = KeyTable {
             strings: Strings::default(),
-            codes: Vec::with_capacity(bytes),
-            ends: Vec::with_capacity(keys),
-            index: HashTable::with_capacity(indexed),
-        }
+            codes: Vec::new(),
+            ends: Vec::new(),
+            index: HashTable::new(),
+        };
+        let _ = table.codes.try_reserve_exact(bytes);
+        let _ = table.ends.try_reserve_exact(keys);
+        let _ = table.index.try_reserve(indexed, |_| 0);
+        table
     }
 
     /// The number of keys.

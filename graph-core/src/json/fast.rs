@@ -41,6 +41,9 @@ pub(crate) enum Bail {
 
 type Result<T> = std::result::Result<T, Bail>;
 
+/// The most bytes of a skipped string held at once.
+const SKIP_WINDOW: usize = 1 << 16;
+
 /// The ranges of [`Bail::BigInteger`].
 const SIGNED: &str = "a signed 64-bit integer";
 const UNSIGNED: &str = "an unsigned 64-bit integer";
@@ -179,9 +182,40 @@ impl<I: Source> Input<I> {
             return Ok(());
         }
         // An escape, a control byte or the end of the chunk: the long way,
-        // from the start (still in this chunk).
+        // from the start (still in this chunk), holding at most a window of
+        // the string (an ignored field may hold gigabytes).
         self.pos = start;
-        self.string(scratch)
+        scratch.clear();
+        loop {
+            let start = self.pos;
+            self.plain_run();
+            scratch.extend_from_slice(&self.buf[start..self.pos]);
+            match self.peek()? {
+                None => return Err(Bail::Invalid),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return std::str::from_utf8(scratch)
+                        .map(drop)
+                        .map_err(|_| Bail::Invalid);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    self.escape(scratch)?;
+                }
+                Some(byte) if byte < 0x20 => return Err(Bail::Invalid),
+                Some(_) => {}
+            }
+            if scratch.len() >= SKIP_WINDOW {
+                // Checked and dropped, but for a character cut in two at
+                // its end, which the next piece completes.
+                let checked = match std::str::from_utf8(scratch) {
+                    Ok(_) => scratch.len(),
+                    Err(err) if err.error_len().is_none() => err.valid_up_to(),
+                    Err(_) => return Err(Bail::Invalid),
+                };
+                scratch.drain(..checked);
+            }
+        }
     }
 
     /// [`Input::string`] without the UTF-8 check, for bytes that are checked
@@ -450,14 +484,20 @@ impl<I: Source> Reader<I> {
             })
         };
         let tasks = room(BYTES_PER_TASK).min(NodeId::MAX_NODES);
-        let mut offsets = Vec::with_capacity(tasks + 1);
+        // Room only asked for (see `KeyTable::with_capacity`).
+        let reserved = |room: usize| {
+            let mut vec = Vec::new();
+            let _ = vec.try_reserve_exact(room);
+            vec
+        };
+        let mut offsets = reserved(tasks + 1);
         offsets.push(0);
         Reader {
             input: Input::new(source),
             keys: Vec::new(),
             table: KeyTable::with_capacity(tasks, 8 * tasks, room(BYTES_PER_INDEXED_TASK)),
             offsets,
-            targets: Vec::with_capacity(room(BYTES_PER_REFERENCE)),
+            targets: reserved(room(BYTES_PER_REFERENCE)),
             forward: Vec::new(),
             forward_codes: Vec::new(),
             literal: Vec::new(),
