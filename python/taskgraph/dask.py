@@ -83,11 +83,14 @@ __all__ = ["FORMAT", "RunStats", "dump", "get", "install", "installed", "orderin
 # --- ordering ---------------------------------------------------------------
 
 _lock = threading.RLock()
-# The installed wrappers by id (kept alive here so that ids stay unique),
-# the strategy in effect (None when dask's own order is in place), and the
-# (module, attribute) pairs that held dask's function.
+# The one installed wrapper (by id, kept alive here so that its id stays
+# unique), the strategy install() set for the whole process (None: dask's
+# own order outside ordering() blocks), the (module, attribute, value)
+# bindings the wrapper replaced, and how many ordering() blocks are open.
 _wrappers = {}
-_installed = {"strategy": None, "replaced": []}
+_installed = {"strategy": None, "replaced": [], "blocks": 0}
+# The strategy of the innermost ordering() block of this thread or task.
+_block_strategy = contextvars.ContextVar("taskgraph_ordering", default=None)
 
 _RETURN_STATS = (
     "taskgraph.dask.install() replaced dask's order, which computes no "
@@ -107,8 +110,18 @@ def _dask_order():
     return current
 
 
-def _make_wrapper(strategy, original):
+def _effective():
+    """The strategy dask's order calls take here: the innermost ordering()
+    block's, else install()'s; None for dask's own order."""
+    strategy = _block_strategy.get()
+    return strategy if strategy is not None else _installed["strategy"]
+
+
+def _make_wrapper(original):
     def order(dsk, dependencies=None, *, return_stats=False):
+        strategy = _effective()
+        if strategy is None:
+            return original(dsk, dependencies, return_stats=return_stats)
         if return_stats:
             raise NotImplementedError(_RETURN_STATS)
         # dask's order ignores `dependencies` and computes its own; so does
@@ -118,9 +131,8 @@ def _make_wrapper(strategy, original):
     order.__name__ = original.__name__
     order.__qualname__ = original.__qualname__
     order.__module__ = original.__module__
-    order.__doc__ = f"taskgraph's order (strategy {strategy!r}) in place of dask's.\n\n{original.__doc__ or ''}"
+    order.__doc__ = f"taskgraph's order in place of dask's (see taskgraph.dask.install).\n\n{original.__doc__ or ''}"
     order.__wrapped__ = original
-    order.taskgraph_strategy = strategy
     return order
 
 
@@ -142,68 +154,107 @@ def _holders(targets):
     return found
 
 
-def install(strategy="auto"):
-    """Makes dask use :func:`taskgraph.order` with ``strategy`` wherever it
-    calls its own ``order``. Calling it again switches the strategy."""
+def _check(strategy):
+    if strategy not in _native.strategies():
+        raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(_native.strategies())}")
+
+
+def _put_wrapper():
+    """Puts the wrapper wherever dask's own order is bound (once); on a
+    failure midway, puts back what it had replaced and raises."""
     import dask.local  # noqa: F401  (binds `order` by name at import)
     import dask.order
 
-    # Refuse an unknown strategy before touching anything.
-    if strategy not in _native.strategies():
-        raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(_native.strategies())}")
-    with _lock:
-        original = _dask_order()
-        wrapper = _make_wrapper(strategy, original)
-        holders = _holders([original, *_wrappers.values()])
-        for module, attr in holders:
-            if getattr(module, attr) is original:
-                _installed["replaced"].append((module, attr))
+    if _wrappers:
+        return
+    original = _dask_order()
+    wrapper = _make_wrapper(original)
+    replaced = []
+    try:
+        for module, attr in _holders([original]):
             setattr(module, attr, wrapper)
+            replaced.append((module, attr, original))
         if dask.order.order is not wrapper:
             dask.order.order = wrapper
-        _wrappers.clear()
-        _wrappers[id(wrapper)] = wrapper
+            replaced.append((dask.order, "order", original))
+    except BaseException:
+        for module, attr, value in reversed(replaced):
+            with contextlib.suppress(Exception):
+                setattr(module, attr, value)
+        raise
+    _wrappers[id(wrapper)] = wrapper
+    _installed["replaced"] = replaced
+
+
+def _take_wrapper():
+    """Puts back exactly what the wrapper replaced, and dask's own order
+    wherever a module imported the wrapper since."""
+    if not _wrappers:
+        return
+    ours = list(_wrappers.values())
+    original = ours[0].__wrapped__
+    restored = set()
+    for module, attr, value in _installed["replaced"]:
+        if any(getattr(module, attr, None) is w for w in ours):
+            setattr(module, attr, value)
+        restored.add((id(module), attr))
+    for module, attr in _holders(ours):
+        if (id(module), attr) not in restored:
+            setattr(module, attr, original)
+    _wrappers.clear()
+    _installed["replaced"] = []
+
+
+def install(strategy="auto"):
+    """Makes dask use :func:`taskgraph.order` with ``strategy`` wherever it
+    calls its own ``order``, in every thread (an ``ordering()`` block still
+    picks its own). Calling it again switches the strategy. If a binding
+    cannot be replaced, the ones replaced are put back and the error
+    raised."""
+    _check(strategy)
+    with _lock:
+        _put_wrapper()
         _installed["strategy"] = strategy
 
 
 def uninstall():
-    """Restores dask's own ``order`` everywhere ``install`` put taskgraph's,
-    and wherever a module imported taskgraph's since. Does nothing when
-    nothing is installed."""
+    """Restores dask's own ``order`` everywhere ``install`` put taskgraph's
+    (exactly what each binding held), and wherever a module imported
+    taskgraph's since. Does nothing when nothing is installed. ``ordering()``
+    blocks still open keep their strategy."""
     with _lock:
-        if not _wrappers:
-            return
-        original = _dask_order()
-        ours = list(_wrappers.values())
-        for module, attr in _installed["replaced"] + _holders(ours):
-            if any(getattr(module, attr, None) is w for w in ours):
-                setattr(module, attr, original)
-        _wrappers.clear()
-        _installed["replaced"].clear()
         _installed["strategy"] = None
+        if _installed["blocks"] == 0:
+            _take_wrapper()
 
 
 def installed():
-    """The strategy installed in dask, or None when dask's own order is in
-    place."""
-    return _installed["strategy"]
+    """The strategy dask's order calls take here (the innermost
+    ``ordering()`` block's, else ``install()``'s), or None when dask's own
+    order is in place."""
+    return _effective()
 
 
 @contextlib.contextmanager
 def ordering(strategy="auto"):
-    """``install(strategy)`` for the length of a ``with`` block; on leaving
-    it (by an exception too) what was in place before is back."""
+    """taskgraph's order with ``strategy`` for the length of a ``with``
+    block, in this thread or asyncio task alone: blocks nest, run in
+    several threads or tasks at once and end in any order, and each leaves
+    what was in place before it. Once no block is open and nothing is
+    installed, dask's own order is back where it was."""
+    _check(strategy)
     with _lock:
-        previous = _installed["strategy"]
-        install(strategy)
+        _put_wrapper()
+        _installed["blocks"] += 1
+    token = _block_strategy.set(strategy)
     try:
         yield
     finally:
+        _block_strategy.reset(token)
         with _lock:
-            if previous is None:
-                uninstall()
-            else:
-                install(previous)
+            _installed["blocks"] -= 1
+            if _installed["blocks"] == 0 and _installed["strategy"] is None:
+                _take_wrapper()
 
 
 # --- running ----------------------------------------------------------------

@@ -161,3 +161,109 @@ def test_called_from_another_thread(calls):
     t.start()
     t.join()
     assert res == [taskgraph.order(corpus.diamond())]
+
+
+def test_blocks_in_threads_end_in_any_order(calls):
+    # A enters ordering("dask"), B enters ordering("auto"), A leaves while B
+    # runs: B keeps its strategy, and once B leaves dask's own is back.
+    a_in, b_in, a_out, b_ran = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def a():
+        with taskgraph.dask.ordering("dask"):
+            a_in.set()
+            b_in.wait()
+            seen["a"] = taskgraph.dask.installed()
+            dask.order.order(corpus.diamond())
+        a_out.set()
+
+    def b():
+        a_in.wait()
+        with taskgraph.dask.ordering("auto"):
+            b_in.set()
+            a_out.wait()
+            seen["b"] = taskgraph.dask.installed()
+            dask.order.order(corpus.diamond())
+            b_ran.set()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"a": "dask", "b": "auto"}
+    assert calls == ["dask", "auto"]
+    assert taskgraph.dask.installed() is None
+    assert dask.order.order is DASK["order"] and dask.local.order is DASK["order"]
+
+
+def test_blocks_nest_and_a_thread_outside_them_sees_dask(calls):
+    with taskgraph.dask.ordering("dask"):
+        with taskgraph.dask.ordering("tree"):
+            dask.order.order(corpus.diamond())
+            other = []
+            t = threading.Thread(target=lambda: other.append(taskgraph.dask.installed()))
+            t.start()
+            t.join()
+            assert other == [None]  # another thread is in no block
+        dask.order.order(corpus.diamond())
+        assert taskgraph.dask.installed() == "dask"
+    assert calls == ["tree", "dask"]
+    assert dask.order.order is DASK["order"]
+
+
+def test_asyncio_tasks_each_see_their_own():
+    import asyncio
+
+    async def use(strategy, results):
+        with taskgraph.dask.ordering(strategy):
+            await asyncio.sleep(0.01)
+            results.append((strategy, taskgraph.dask.installed()))
+            await asyncio.sleep(0.01)
+
+    async def main():
+        results = []
+        await asyncio.gather(use("dask", results), use("auto", results), use("tree", results))
+        return results
+
+    results = asyncio.run(main())
+    assert sorted(results) == [("auto", "auto"), ("dask", "dask"), ("tree", "tree")]
+    assert dask.order.order is DASK["order"]
+
+
+class Locked(types.ModuleType):
+    """A module whose `order` cannot be rebound."""
+
+    def __setattr__(self, name, value):
+        if name == "order" and "order" in self.__dict__:
+            raise AttributeError("read-only")
+        super().__setattr__(name, value)
+
+
+def test_install_that_cannot_finish_puts_everything_back():
+    locked = Locked("zz_locked_order_holder")
+    locked.order = DASK["order"]
+    sys.modules[locked.__name__] = locked
+    try:
+        with pytest.raises(AttributeError, match="read-only"):
+            taskgraph.dask.install()
+        assert dask.order.order is DASK["order"] and dask.local.order is DASK["order"]
+        assert taskgraph.dask.installed() is None
+    finally:
+        del sys.modules[locked.__name__]
+
+
+def test_uninstall_puts_back_what_it_replaced():
+    user = types.ModuleType("user_rebinds_order")
+    user.order = DASK["order"]
+    sys.modules[user.__name__] = user
+    try:
+        taskgraph.dask.install()
+        assert user.order is not DASK["order"]
+        mine = object()
+        user.order = mine  # rebound by the user meanwhile: left alone
+        taskgraph.dask.uninstall()
+        assert user.order is mine
+        assert dask.order.order is DASK["order"]
+    finally:
+        del sys.modules[user.__name__]
