@@ -1,4 +1,4 @@
-//! `taskgraph order FILE [--strategy auto|dask|tree] [--json] [-o OUT]`: a
+//! `taskgraph order FILE [--strategy auto|dask|tree|dfs|bfs|exact] [--json] [-o OUT]`: a
 //! static order of a graph's tasks that keeps few results in memory.
 
 use std::io::{BufWriter, Write};
@@ -11,35 +11,17 @@ use graph_order::{Order, OrderConfig, Strategy, lower_bound, max_pressure, ranks
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
-/// The strategies offered on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum StrategyArg {
-    /// Every strategy, keeping the lowest max pressure (ties to dask's).
-    Auto,
-    /// dask's `order`.
-    Dask,
-    /// Optimal on in- and out-forests (Sethi-Ullman labels).
-    Tree,
-}
-
-impl StrategyArg {
-    pub(crate) fn strategy(self) -> Strategy {
-        match self {
-            StrategyArg::Auto => Strategy::Auto,
-            StrategyArg::Dask => Strategy::Dask,
-            StrategyArg::Tree => Strategy::TreeOptimal,
-        }
-    }
-}
-
 /// Arguments of `taskgraph order`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The graph (taskgraph-json/1, optionally gzip; `-` for standard input).
     file: PathBuf,
-    /// How to order the tasks.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
-    strategy: StrategyArg,
+    /// How to order the tasks: auto (every strategy, keeping the lowest max
+    /// pressure), dask (dask's `order`), tree (optimal on in- and
+    /// out-forests), dfs, bfs, or exact (a bounded search for the optimum on
+    /// graphs of up to 512 tasks).
+    #[arg(long, default_value_t = Strategy::Auto, value_parser = crate::flags::strategy())]
+    strategy: Strategy,
     /// Print the order as one JSON object instead of a summary.
     #[arg(long)]
     json: bool,
@@ -114,9 +96,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let shape = crate::graph_file::read_shape(&args.file)?;
     let ordered = {
         let _busy = crate::busy::Busy::start("ordering");
-        order_with(&shape, args.strategy.strategy())?
+        order_with(&shape, args.strategy)?
     };
-    let name = args.strategy.strategy().name();
+    let name = args.strategy.name();
     let report = OrderReport {
         order: Sequence {
             shape: &shape,

@@ -141,6 +141,17 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, in the order the command line and the Python package
+    /// list them.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Auto,
+        Strategy::Dask,
+        Strategy::TreeOptimal,
+        Strategy::DepthFirst,
+        Strategy::BreadthFirst,
+        Strategy::Exhaustive,
+    ];
+
     /// The strategy's name, as the command line spells it.
     pub fn name(self) -> &'static str {
         match self {
@@ -151,6 +162,50 @@ impl Strategy {
             Strategy::BreadthFirst => "bfs",
             Strategy::Exhaustive => "exact",
         }
+    }
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no [`Strategy`]'s.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown strategy '{name}': expected one of {}",
+    Strategy::ALL.map(Strategy::name).join(", ")
+)]
+pub struct UnknownStrategy {
+    /// The name given.
+    pub name: String,
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = UnknownStrategy;
+
+    /// The strategy with this [name](Strategy::name).
+    ///
+    /// ```
+    /// use graph_order::Strategy;
+    ///
+    /// assert_eq!("dfs".parse(), Ok(Strategy::DepthFirst));
+    /// for strategy in Strategy::ALL {
+    ///     assert_eq!(strategy.to_string().parse(), Ok(strategy));
+    /// }
+    /// assert_eq!(
+    ///     "fastest".parse::<Strategy>().unwrap_err().to_string(),
+    ///     "unknown strategy 'fastest': expected one of auto, dask, tree, dfs, bfs, exact"
+    /// );
+    /// ```
+    fn from_str(name: &str) -> Result<Strategy, UnknownStrategy> {
+        Strategy::ALL
+            .into_iter()
+            .find(|strategy| strategy.name() == name)
+            .ok_or_else(|| UnknownStrategy {
+                name: name.to_owned(),
+            })
     }
 }
 

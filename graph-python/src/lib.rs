@@ -43,27 +43,10 @@ use pyo3::types::{PyDict, PyInt, PyMapping};
 use crate::convert::{Converted, External, Reading, convert};
 
 /// Every strategy, by the name Python passes.
-const STRATEGIES: [Strategy; 6] = [
-    Strategy::Auto,
-    Strategy::Dask,
-    Strategy::TreeOptimal,
-    Strategy::DepthFirst,
-    Strategy::BreadthFirst,
-    Strategy::Exhaustive,
-];
-
 /// The strategy named `name` (`"auto"`, `"dask"`, `"tree"`, ...).
 fn parse_strategy(name: &str) -> PyResult<Strategy> {
-    STRATEGIES
-        .into_iter()
-        .find(|s| s.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = STRATEGIES.iter().map(|s| s.name()).collect();
-            PyValueError::new_err(format!(
-                "unknown strategy '{name}': expected one of {}",
-                names.join(", ")
-            ))
-        })
+    name.parse()
+        .map_err(|err: graph_order::UnknownStrategy| PyValueError::new_err(err.to_string()))
 }
 
 /// dask's message for a cycle: `Cycle detected between the following
@@ -428,7 +411,10 @@ mod native {
     /// The names `strategy=` accepts.
     #[pyfunction]
     fn strategies() -> Vec<&'static str> {
-        crate::STRATEGIES.iter().map(|s| s.name()).collect()
+        graph_order::Strategy::ALL
+            .iter()
+            .map(|s| s.name())
+            .collect()
     }
 
     /// A proven lower bound on the max pressure of any order of `dsk`.

@@ -73,8 +73,8 @@ impl Figures {
     /// Complexity: that of the ordering and placement, plus O(V + E).
     pub(crate) fn compute(graph: &TaskGraph, options: &Options) -> anyhow::Result<Figures> {
         // The order `taskgraph order` gives.
-        let order = crate::order::order_shape(&Shape::of(graph)?, options.strategy.strategy())?;
-        let strategy = match options.strategy.strategy() {
+        let order = crate::order::order_shape(&Shape::of(graph)?, options.strategy)?;
+        let strategy = match options.strategy {
             graph_order::Strategy::Auto => format!("auto, kept {}", order.strategy().name()),
             other => other.name().to_owned(),
         };

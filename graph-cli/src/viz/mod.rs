@@ -96,8 +96,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = 2_000)]
     max_tasks: usize,
     /// The ordering strategy behind the order positions and diagnostics.
-    #[arg(long, value_enum, value_name = "S", default_value_t = crate::order::StrategyArg::Auto)]
-    strategy: crate::order::StrategyArg,
+    #[arg(long, value_name = "S", default_value_t = graph_order::Strategy::Auto,
+          value_parser = crate::flags::strategy())]
+    strategy: graph_order::Strategy,
     /// The number of workers behind `--color worker`.
     #[arg(long, value_name = "K", default_value_t = 4,
           value_parser = clap::value_parser!(u32).range(1..=1_000))]
@@ -123,7 +124,7 @@ pub(crate) struct Options {
     /// What the colours show.
     pub(crate) colour: Colour,
     /// The ordering strategy behind positions and diagnostics.
-    pub(crate) strategy: crate::order::StrategyArg,
+    pub(crate) strategy: graph_order::Strategy,
     /// The number of workers behind [`Colour::Worker`].
     pub(crate) workers: u32,
     /// Draw the groups of tasks instead of the tasks.
@@ -140,7 +141,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             colour: Colour::Order,
-            strategy: crate::order::StrategyArg::Auto,
+            strategy: graph_order::Strategy::Auto,
             workers: 4,
             collapse: false,
             group: Group::Name,
