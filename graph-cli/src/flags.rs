@@ -53,6 +53,16 @@ pub(crate) fn value_bytes(text: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
+/// `--strategy`: the name of a [`Strategy`](graph_order::Strategy), its
+/// possible values listed in the help.
+pub(crate) fn strategy() -> impl clap::builder::TypedValueParser<Value = graph_order::Strategy> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(
+        graph_order::Strategy::ALL.map(graph_order::Strategy::name),
+    )
+    .try_map(|name| name.parse::<graph_order::Strategy>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,14 +79,4 @@ mod tests {
         assert_eq!(workers("16"), Ok(16));
         assert!(value_bytes("2TiB").is_err());
     }
-}
-
-/// `--strategy`: the name of a [`Strategy`](graph_order::Strategy), its
-/// possible values listed in the help.
-pub(crate) fn strategy() -> impl clap::builder::TypedValueParser<Value = graph_order::Strategy> {
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(
-        graph_order::Strategy::ALL.map(graph_order::Strategy::name),
-    )
-    .try_map(|name| name.parse::<graph_order::Strategy>())
 }
