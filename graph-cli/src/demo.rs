@@ -340,7 +340,7 @@ fn order_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<Vec<u32
     writeln!(
         out,
         "Ordered with auto (kept {}): {} results held at most, and no order can hold fewer than {}:",
-        ordered.order.strategy().name(),
+        ordered.order.strategy().map_or("?", Strategy::name),
         ordered.max_pressure,
         ordered.lower_bound
     )?;

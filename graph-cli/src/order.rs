@@ -133,7 +133,7 @@ fn write_summary(
 ) -> std::io::Result<()> {
     let kept = ordered.order.strategy();
     let strategy = if name == "auto" {
-        format!("auto (kept {})", kept.name())
+        format!("auto (kept {})", kept.map_or("?", Strategy::name))
     } else {
         name.to_string()
     };

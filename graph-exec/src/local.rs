@@ -224,7 +224,7 @@ impl LocalExecutor {
             let ranks = if default_order {
                 priorities
             } else {
-                Cow::Owned(run_order(&sched, &needed, &priorities))
+                Cow::Owned(run_order(&sched, &needed, &priorities)?)
             };
             let rise = pressure_rise(plan.topology, &sched, &needed, &ranks);
             (ranks, Some(rise))

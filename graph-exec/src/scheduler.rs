@@ -1088,10 +1088,22 @@ pub fn pressure_rise(
 /// (a static order does), this is their order; otherwise it is the order a
 /// one-thread run would follow.
 ///
+/// **Errors**: [`Error::PriorityCount`](crate::Error::PriorityCount) when
+/// `priorities` or `needed` does not have one entry per node of `sched`.
+///
 /// **Complexity**: O(V + E) where `priorities` are distinct and below the
 /// node count plus 64 and already topological; O(V log V + E) otherwise.
-pub fn run_order(sched: &Topology, needed: &[bool], priorities: &[u32]) -> Vec<u32> {
+pub fn run_order(
+    sched: &Topology,
+    needed: &[bool],
+    priorities: &[u32],
+) -> Result<Vec<u32>, crate::Error> {
     let n = sched.node_count();
+    for got in [priorities.len(), needed.len()] {
+        if got != n {
+            return Err(crate::Error::PriorityCount { got, expected: n });
+        }
+    }
     let mut rank = vec![u32::MAX; n];
     let topological = sched.node_ids().all(|node| {
         !needed[node.index()]
@@ -1104,7 +1116,7 @@ pub fn run_order(sched: &Topology, needed: &[bool], priorities: &[u32]) -> Vec<u
         for (r, i) in by_priority(needed, priorities).into_iter().enumerate() {
             rank[i as usize] = r as u32;
         }
-        return rank;
+        return Ok(rank);
     }
     // Simulate one thread: the ready node of lowest priority runs next.
     let mut pending: Vec<u32> = sched
@@ -1137,7 +1149,7 @@ pub fn run_order(sched: &Topology, needed: &[bool], priorities: &[u32]) -> Vec<u
             }
         }
     }
-    rank
+    Ok(rank)
 }
 
 #[cfg(test)]

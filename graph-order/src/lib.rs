@@ -236,7 +236,8 @@ impl OrderConfig<'_> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Order {
     priorities: Vec<u32>,
-    strategy: Strategy,
+    /// `None` for an order made elsewhere.
+    strategy: Option<Strategy>,
 }
 
 impl Order {
@@ -247,12 +248,25 @@ impl Order {
     ///
     /// [`Error::LengthMismatch`], [`Error::NotAPermutation`] and
     /// [`Error::NotTopological`], and the graph errors of [`order`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::Topology;
+    /// use graph_order::Order;
+    ///
+    /// let dag = Topology::from_edges(3, [(0, 1), (1, 2)])?;
+    /// let order = Order::from_priorities(&dag, vec![0, 1, 2])?;
+    /// assert_eq!(order.strategy(), None); // made elsewhere: no strategy claimed
+    /// assert!(Order::from_priorities(&dag, vec![2, 1, 0]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_priorities(dag: &impl Dag, priorities: Vec<u32>) -> Result<Order, Error> {
         let topology = Topology::checked(dag)?;
         check_order(&topology, &priorities)?;
         Ok(Order {
             priorities,
-            strategy: Strategy::Auto,
+            strategy: None,
         })
     }
 
@@ -272,8 +286,9 @@ impl Order {
     }
 
     /// The strategy that produced this order: for [`Strategy::Auto`], the
-    /// candidate it kept (`Auto` itself for [`Order::from_priorities`]).
-    pub fn strategy(&self) -> Strategy {
+    /// candidate it kept; `None` for an order made elsewhere
+    /// ([`Order::from_priorities`]).
+    pub fn strategy(&self) -> Option<Strategy> {
         self.strategy
     }
 
@@ -392,7 +407,7 @@ fn order_topology(
     debug_assert!(check_order(topology, &priorities).is_ok());
     Ok(Order {
         priorities,
-        strategy,
+        strategy: Some(strategy),
     })
 }
 

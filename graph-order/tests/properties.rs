@@ -75,5 +75,5 @@ fn auto_ties_go_to_dask() {
     let graph = generate::chain(50);
     let dag = graph.topology().unwrap();
     let o = order(dag, &[], &OrderConfig::default()).unwrap();
-    assert_eq!(o.strategy(), Strategy::Dask);
+    assert_eq!(o.strategy(), Some(Strategy::Dask));
 }

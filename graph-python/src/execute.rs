@@ -228,7 +228,8 @@ impl Execution {
         let (ranks, rise) = if workers == 1 {
             (order.into_priorities(), None)
         } else {
-            let ranks = run_order(&topology, &needed, order.priorities());
+            let ranks = run_order(&topology, &needed, order.priorities())
+                .map_err(|err| PyValueError::new_err(err.to_string()))?;
             let rise = pressure_rise(&topology, &topology, &needed, &ranks);
             (ranks, Some(rise))
         };

@@ -148,7 +148,7 @@ impl Prepared {
         order: &Order,
     ) -> PyResult<Bound<'py, PyDict>> {
         let sequence = order.sequence();
-        let set_aside = if order.strategy() == Strategy::Dask {
+        let set_aside = if order.strategy() == Some(Strategy::Dask) {
             set_aside_leaves(&self.topology, &self.is_data)
         } else {
             0

@@ -75,7 +75,10 @@ impl Figures {
         // The order `taskgraph order` gives.
         let order = crate::order::order_shape(&Shape::of(graph)?, options.strategy)?;
         let strategy = match options.strategy {
-            graph_order::Strategy::Auto => format!("auto, kept {}", order.strategy().name()),
+            graph_order::Strategy::Auto => format!(
+                "auto, kept {}",
+                order.strategy().map_or("?", graph_order::Strategy::name)
+            ),
             other => other.name().to_owned(),
         };
         let workers = match options.colour {
