@@ -551,16 +551,11 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         let graph = &*shared.graph;
         let topology = graph.topology().expect("checked before the run");
         let n = graph.len();
-        let scheduler = Scheduler::new(&SchedulerConfig {
-            data: topology,
-            sched: topology,
-            needed: &shared.needed,
-            mine: Some(&shared.mine[me - shared.first_worker]),
-            ranks: &shared.ranks,
-            held_limit: None,
-            memory_limit: shared.worker_memory_limit,
-            expected_bytes: &shared.expected_bytes,
-        });
+        let mut config = SchedulerConfig::new(topology, topology, &shared.needed, &shared.ranks);
+        config.mine = Some(&shared.mine[me - shared.first_worker]);
+        config.memory_limit = shared.worker_memory_limit;
+        config.expected_bytes = &shared.expected_bytes;
+        let scheduler = Scheduler::new(&config);
         let mut state = State {
             shared,
             topology,

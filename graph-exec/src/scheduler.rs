@@ -17,6 +17,7 @@ use crate::rank_set::RankSet;
 /// (the local executor runs every needed task, a distributed worker those
 /// its placement gives it).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct SchedulerConfig<'a> {
     /// The graph's own topology: whose result each task reads. Its nodes are
     /// the tasks, `0..data.node_count()`.
@@ -49,6 +50,41 @@ pub struct SchedulerConfig<'a> {
     /// task's `size`); empty: known for none. Where unknown, the mean of the
     /// results so far stands in.
     pub expected_bytes: &'a [Option<u64>],
+}
+
+impl<'a> SchedulerConfig<'a> {
+    /// A configuration over `sched` (and the data edges of `data`) that runs
+    /// every `needed` node by `ranks`, with no bound on the results held and
+    /// no memory limit; set the other fields afterwards.
+    ///
+    /// ```
+    /// use graph_core::Topology;
+    /// use graph_exec::{Scheduler, SchedulerConfig};
+    ///
+    /// let topology = Topology::from_edges(2, [(0, 1)])?;
+    /// let mut config = SchedulerConfig::new(&topology, &topology, &[true; 2], &[0, 1]);
+    /// config.memory_limit = Some(1 << 20);
+    /// let scheduler = Scheduler::new(&config);
+    /// assert_eq!(scheduler.left(), 2);
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn new(
+        data: &'a Topology,
+        sched: &'a Topology,
+        needed: &'a [bool],
+        ranks: &'a [u32],
+    ) -> SchedulerConfig<'a> {
+        SchedulerConfig {
+            data,
+            sched,
+            needed,
+            mine: None,
+            ranks,
+            held_limit: None,
+            memory_limit: None,
+            expected_bytes: &[],
+        }
+    }
 }
 
 /// A bound on the results a [`Scheduler`] holds, for running an order on
@@ -84,16 +120,9 @@ pub struct SchedulerConfig<'a> {
 /// let ranks = [0, 1, 2, 3];
 /// let rise = pressure_rise(&topology, &topology, &needed, &ranks);
 /// assert_eq!(rise[0], 1); // the order's max pressure
-/// let mut scheduler = Scheduler::new(&SchedulerConfig {
-///     data: &topology,
-///     sched: &topology,
-///     needed: &needed,
-///     mine: None,
-///     ranks: &ranks,
-///     held_limit: Some(HeldLimit { limit: 3, rise: &rise }),
-///     memory_limit: None,
-///     expected_bytes: &[],
-/// });
+/// let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
+/// config.held_limit = Some(HeldLimit { limit: 3, rise: &rise });
+/// let mut scheduler = Scheduler::new(&config);
 /// let mut spill = Vec::new();
 /// // Both chains start side by side: two results held and running, within
 /// // the limit with the order's rise of one.
@@ -182,16 +211,8 @@ pub struct Overflow {
 ///
 /// // 0 -> 2 <- 1, ranks preferring 1 over 0.
 /// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
-/// let mut scheduler = Scheduler::new(&SchedulerConfig {
-///     data: &topology,
-///     sched: &topology,
-///     needed: &[true; 3],
-///     mine: None,
-///     ranks: &[1, 0, 2],
-///     held_limit: None,
-///     memory_limit: None,
-///     expected_bytes: &[],
-/// });
+/// let config = SchedulerConfig::new(&topology, &topology, &[true; 3], &[1, 0, 2]);
+/// let mut scheduler = Scheduler::new(&config);
 /// let (mut freed, mut spill) = (Vec::new(), Vec::new());
 /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(1))));
 /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
@@ -813,16 +834,10 @@ impl<'t> Scheduler<'t> {
     /// // 0 -> 2 <- 1 under a limit of 10 bytes: with 0's 8 bytes held, 1's
     /// // 8 more make the scheduler spill 0.
     /// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
-    /// let mut scheduler = Scheduler::new(&SchedulerConfig {
-    ///     data: &topology,
-    ///     sched: &topology,
-    ///     needed: &[true; 3],
-    ///     mine: None,
-    ///     ranks: &[0, 1, 2],
-    ///     held_limit: None,
-    ///     memory_limit: Some(10),
-    ///     expected_bytes: &[Some(8), Some(8), Some(1)],
-    /// });
+    /// let mut config = SchedulerConfig::new(&topology, &topology, &[true; 3], &[0, 1, 2]);
+    /// config.memory_limit = Some(10);
+    /// config.expected_bytes = &[Some(8), Some(8), Some(1)];
+    /// let mut scheduler = Scheduler::new(&config);
     /// let (mut freed, mut spill) = (Vec::new(), Vec::new());
     /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
     /// scheduler.finished(NodeId::new(0), 8, &mut freed, &mut spill).unwrap();

@@ -245,16 +245,15 @@ impl Execution {
             rise,
         };
         let core = Core::new(inputs, |inputs| {
-            Scheduler::new(&SchedulerConfig {
-                data: &inputs.topology,
-                sched: &inputs.topology,
-                needed: &inputs.needed,
-                mine: None,
-                ranks: &inputs.ranks,
-                held_limit: inputs.rise.as_deref().map(HeldLimit::for_threads),
-                memory_limit,
-                expected_bytes: &[],
-            })
+            let mut config = SchedulerConfig::new(
+                &inputs.topology,
+                &inputs.topology,
+                &inputs.needed,
+                &inputs.ranks,
+            );
+            config.held_limit = inputs.rise.as_deref().map(HeldLimit::for_threads);
+            config.memory_limit = memory_limit;
+            Scheduler::new(&config)
         });
         let module = py.import("dask._task_spec")?;
         let class = |name: &str| -> PyResult<Py<PyType>> {
