@@ -156,6 +156,7 @@ pub(crate) fn auto(
     (best.priorities, best.strategy)
 }
 
+#[cfg(feature = "fuzzing")]
 /// The lowest max pressure the exact search finds within `budget` from the
 /// portfolio's best order, and whether it proves it optimal.
 pub(crate) fn search(

@@ -215,6 +215,7 @@ pub(crate) fn metrics(
     }
 }
 
+#[cfg(feature = "fuzzing")]
 /// dask's metrics of a graph without normalisation, for tests.
 pub(crate) fn plain_metrics(topology: &Topology) -> Metrics {
     let (ndeps, ndependents) = degrees(topology);

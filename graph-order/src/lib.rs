@@ -688,7 +688,10 @@ pub fn lower_bound(dag: &impl Dag) -> Result<u32, Error> {
 }
 
 /// dask's per-task ordering metrics, exposed for tests that port dask's tests
-/// of its private helpers (`ndependencies`, `_connecting_to_roots`).
+/// of its private helpers (`ndependencies`, `_connecting_to_roots`); only with
+/// the `fuzzing` feature, which this crate's own tests turn on, so that it is
+/// no part of the published API.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod internals {
     use graph_core::{Dag, Topology};
