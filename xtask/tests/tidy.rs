@@ -92,6 +92,38 @@ fn every_crate_depends_only_on_the_layers_below_it() {
 }
 
 #[test]
+fn architecture_lists_the_dependencies_the_manifests_have() {
+    let architecture = fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let listed = architecture
+        .split_once("<!-- dependencies:start -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- dependencies:end -->"))
+        .map(|(block, _)| block)
+        .expect("ARCHITECTURE.md lists the dependencies between its markers");
+    let mut crates = 0;
+    for line in listed.lines().filter(|line| line.contains("->")) {
+        let (krate, deps) = line.split_once("->").unwrap();
+        let krate = krate.trim();
+        let mut listed: Vec<&str> = deps
+            .split(',')
+            .map(str::trim)
+            .filter(|dep| !dep.is_empty())
+            .collect();
+        listed.sort_unstable();
+        let manifest = fs::read_to_string(root().join(krate).join("Cargo.toml"))
+            .unwrap_or_else(|err| panic!("ARCHITECTURE.md lists {krate}: {err}"));
+        let mut actual = sibling_dependencies(&manifest);
+        actual.sort_unstable();
+        assert_eq!(
+            listed, actual,
+            "ARCHITECTURE.md lists {krate}'s dependencies as {listed:?}; its manifest has {actual:?}"
+        );
+        crates += 1;
+    }
+    // Every crate but xtask, which depends on none.
+    assert_eq!(crates, LAYERS.len() - 1, "ARCHITECTURE.md lists every crate");
+}
+
+#[test]
 fn every_crate_of_the_workspace_has_a_layer() {
     let workspace = fs::read_to_string(root().join("Cargo.toml")).unwrap();
     let members: Vec<&str> = workspace
