@@ -120,7 +120,11 @@ fn architecture_lists_the_dependencies_the_manifests_have() {
         crates += 1;
     }
     // Every crate but xtask, which depends on none.
-    assert_eq!(crates, LAYERS.len() - 1, "ARCHITECTURE.md lists every crate");
+    assert_eq!(
+        crates,
+        LAYERS.len() - 1,
+        "ARCHITECTURE.md lists every crate"
+    );
 }
 
 #[test]
