@@ -114,8 +114,7 @@ fn stages_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
             keys: graph.leaf_keys()?,
             ..graph_optimize::StageConfig::default()
         };
-        let plan = graph_optimize::plan_stages(&graph, &config)?;
-        let summary = plan.summary(graph.topology()?)?;
+        let (plan, summary) = crate::stages::plan_with_summary(&graph, &config)?;
         let mut text = Vec::new();
         crate::stages::write_plan(&mut text, &graph, &plan, &summary, &[])?;
         for line in String::from_utf8_lossy(&text).lines() {

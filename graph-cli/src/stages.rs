@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use graph_core::{Key, NodeId, Op, TaskGraph};
-use graph_optimize::{Block, StageConfig, StagePlan, StageSummary, insert_barriers, plan_stages};
+use graph_optimize::{Block, StageConfig, StagePlan, StageSummary, plan_stages};
 use serde::Serialize;
 
 /// Arguments of `taskgraph stages`.
@@ -62,7 +62,7 @@ impl From<&StageSummary> for Json {
                     wide_inputs: figures.wide_inputs,
                 })
                 .collect(),
-            barriers: summary.barriers,
+            barriers: summary.barriers.len(),
             edges: summary.edges,
             edges_with_barriers: summary.edges_with_barriers,
         }
@@ -78,9 +78,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     };
     let (plan, summary) = {
         let _busy = crate::busy::Busy::start("planning stages");
-        let plan = plan_stages(&graph, &config)?;
-        let summary = plan.summary(graph.topology()?)?;
-        (plan, summary)
+        plan_with_summary(&graph, &config)?
     };
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -89,6 +87,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         write_plan(&mut out, &graph, &plan, &summary, &config.wide_ops)?;
     }
     Ok(())
+}
+
+/// The stage plan of `graph` and its figures.
+pub(crate) fn plan_with_summary(
+    graph: &TaskGraph,
+    config: &StageConfig,
+) -> anyhow::Result<(StagePlan, StageSummary)> {
+    let plan = plan_stages(graph, config)?;
+    let summary = plan.summary(graph.topology()?)?;
+    Ok((plan, summary))
 }
 
 /// The most barrier blocks listed one by one.
@@ -161,16 +169,15 @@ pub(crate) fn write_plan(
     writeln!(
         out,
         "barriers: {}; {} edges, {} with barriers ({saved} fewer)",
-        summary.barriers, summary.edges, summary.edges_with_barriers
+        summary.barriers.len(),
+        summary.edges,
+        summary.edges_with_barriers
     )?;
-    if summary.barriers > 0 {
-        let barriers = insert_barriers(graph.topology()?, 0)?;
-        for block in barriers.blocks.iter().take(LISTED_BLOCKS) {
-            writeln!(out, "  {}", describe_block(graph, block))?;
-        }
-        if barriers.blocks.len() > LISTED_BLOCKS {
-            writeln!(out, "  and {} more", barriers.blocks.len() - LISTED_BLOCKS)?;
-        }
+    for block in summary.barriers.iter().take(LISTED_BLOCKS) {
+        writeln!(out, "  {}", describe_block(graph, block))?;
+    }
+    if summary.barriers.len() > LISTED_BLOCKS {
+        writeln!(out, "  and {} more", summary.barriers.len() - LISTED_BLOCKS)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use fixedbitset::FixedBitSet;
 use graph_core::{Dag, Key, NodeId, Op, TaskGraph, Topology};
 
 use crate::work::{Slot, Work};
-use crate::{Error, WideEdges, insert_barriers};
+use crate::{Block, Error, WideEdges, insert_barriers};
 
 /// Which dependencies are wide, and which keys must stay tasks.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,7 +108,7 @@ impl StagePlan {
     /// let summary = plan_stages(&graph, &StageConfig::default())?.summary(graph.topology()?)?;
     /// assert_eq!(summary.stages.len(), 2);
     /// assert_eq!(summary.stages[1].wide_inputs, 48);
-    /// assert_eq!((summary.barriers, summary.edges, summary.edges_with_barriers), (1, 48, 14));
+    /// assert_eq!((summary.barriers.len(), summary.edges, summary.edges_with_barriers), (1, 48, 14));
     /// # Ok::<(), graph_optimize::Error>(())
     /// ```
     pub fn summary(&self, topology: &Topology) -> Result<StageSummary, Error> {
@@ -131,7 +131,7 @@ impl StagePlan {
         let barriers = insert_barriers(topology, 0)?;
         Ok(StageSummary {
             stages,
-            barriers: barriers.blocks.len(),
+            barriers: barriers.blocks,
             edges: topology.edge_count(),
             edges_with_barriers: barriers.topology.edge_count(),
         })
@@ -143,9 +143,9 @@ impl StagePlan {
 pub struct StageSummary {
     /// Each stage, in order.
     pub stages: Vec<StageFigures>,
-    /// The complete bipartite blocks a barrier would stand for (see
-    /// [`insert_barriers`]).
-    pub barriers: usize,
+    /// The complete bipartite blocks a barrier would stand for, one
+    /// barrier each (see [`insert_barriers`]).
+    pub barriers: Vec<Block>,
     /// The graph's distinct dependency edges.
     pub edges: usize,
     /// The edges once each block's m x n edges go through a barrier as
@@ -370,20 +370,17 @@ fn plan(
     for &node in &order {
         let all_wide = wide_op(node);
         let mut s = 0;
+        row.clear();
         for &dep in graph.deps(node) {
-            s = s.max(stage[dep.index()] + u32::from(is_wide(dep, node, all_wide)));
+            let wide = is_wide(dep, node, all_wide);
+            s = s.max(stage[dep.index()] + u32::from(wide));
             uses[dep.index()] += 1;
             user[dep.index()] = Some(node);
+            if wide {
+                row.push(dep);
+            }
         }
         stage[node.index()] = s;
-        row.clear();
-        row.extend(
-            graph
-                .deps(node)
-                .iter()
-                .copied()
-                .filter(|&dep| is_wide(dep, node, all_wide)),
-        );
         row.sort_unstable();
         row.dedup();
         wide_edges.extend(row.iter().map(|&dep| (dep, node)));

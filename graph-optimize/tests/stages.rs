@@ -243,7 +243,7 @@ fn blocks_split_stages_without_naming_ops() {
     let summary = plan.summary(graph.topology().unwrap()).unwrap();
     assert_eq!(summary.stages[0].tasks, 12);
     assert_eq!(summary.stages[0].tasks_after_coalescing, 6);
-    assert_eq!(summary.barriers, 1);
+    assert_eq!(summary.barriers.len(), 1);
 }
 
 #[test]

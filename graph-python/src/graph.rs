@@ -162,7 +162,7 @@ impl DaskGraph {
             stages.append(item)?;
         }
         res.set_item("stages", stages)?;
-        res.set_item("barriers", summary.barriers)?;
+        res.set_item("barriers", summary.barriers.len())?;
         res.set_item("edges", summary.edges)?;
         res.set_item("edges_with_barriers", summary.edges_with_barriers)?;
         Ok(res)
