@@ -96,7 +96,10 @@ pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connec
     .map_err(|err| Error::Timely {
         message: format!("cannot start the heartbeats: {err}"),
     })?;
-    let hooks = Hooks::default();
+    let mut hooks = Hooks::default();
+    // timely keeps every empty buffer a channel ever had for reuse; a run
+    // that once had many bytes in flight would hold them to its end.
+    hooks.refill.limit = Some(SPARE_BUFFERS);
     let process_allocators = ProcessBuilder::new_typed_vector(
         cluster.threads(),
         hooks.refill.clone(),
@@ -113,6 +116,9 @@ pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connec
         monitor: Some(monitor),
     })
 }
+
+/// How many empty buffers each of timely's channels keeps for reuse.
+const SPARE_BUFFERS: usize = 2;
 
 /// Per process, its two connections (data, heartbeat); none for this one.
 type Links = Vec<[Option<TcpStream>; 2]>;

@@ -196,6 +196,18 @@ pub enum Error {
         /// Why not.
         message: String,
     },
+    /// A large result could not be sent from one worker to another: it
+    /// could not be encoded, the receiver had no memory for it, or its
+    /// pieces did not make it up.
+    #[error("task {key}: its result could not be sent to worker {worker}: {message}")]
+    Transfer {
+        /// The task.
+        key: Key,
+        /// The receiving worker.
+        worker: usize,
+        /// Why not.
+        message: String,
+    },
     /// Another process went away (it died, or its connection broke) before
     /// the run finished.
     #[error("lost a process of the run: {detail}")]

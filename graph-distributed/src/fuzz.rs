@@ -13,8 +13,10 @@ use crate::{Cluster, Error, Job, Runner, run};
 /// process, under a placement, priorities and requested nodes drawn from
 /// `seed`, a run gives every requested node the value a sequential fold over
 /// the graph gives it, runs each needed task once on its worker, and counts
-/// exactly the needed edges the placement cuts. When `seed` also picks a
-/// failing task, the run fails with that task, on its worker.
+/// exactly the needed edges the placement cuts. A third of the tasks (drawn
+/// from `seed`) say their results are large, so that those travel in pieces
+/// within the receivers' credit. When `seed` also picks a failing task, the
+/// run fails with that task, on its worker.
 pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u64) {
     let Ok(topology) = graph.topology() else {
         return;
@@ -37,6 +39,7 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
         .expect("the outputs are nodes of the graph");
     let needed_nodes: Vec<NodeId> = topology.node_ids().filter(|n| needed[n.index()]).collect();
     let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
+    let large: Vec<bool> = (0..n).map(|_| draw(3) == 0).collect();
 
     let job = Job::new(outputs.iter().copied(), placement.clone()).with_priorities(priorities);
     let result = run(
@@ -45,7 +48,11 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
         &Cluster::local(workers),
         move |graph, _| {
             let topology = graph.topology()?;
-            Ok(Box::new(Fold { topology, failing }))
+            Ok(Box::new(Fold {
+                topology,
+                failing,
+                large: large.clone(),
+            }))
         },
     );
 
@@ -99,6 +106,8 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
 struct Fold<'g> {
     topology: &'g Topology,
     failing: Option<NodeId>,
+    /// Per task: whether its result says it is large.
+    large: Vec<bool>,
 }
 
 impl Runner for Fold<'_> {
@@ -117,6 +126,14 @@ impl Runner for Fold<'_> {
             inputs.push(input(dep).expect("every input has arrived"));
         }
         Ok(mix(node, &inputs))
+    }
+
+    fn bytes(&self, node: NodeId, _value: &u64) -> u64 {
+        if self.large[node.index()] {
+            crate::transfer::LARGE
+        } else {
+            8
+        }
     }
 }
 

@@ -39,6 +39,7 @@ mod message;
 mod prepared;
 mod run;
 mod runner;
+mod transfer;
 
 pub use cluster::{Cluster, Interrupt, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};

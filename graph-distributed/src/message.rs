@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use graph_exec::TaskFailure;
 
 use crate::WorkerStats;
+use crate::transfer::Piece;
 
 /// A message for worker `to`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -20,6 +21,12 @@ pub(crate) enum Body<V> {
     Value { node: u32, value: V },
     /// A requested result, for worker 0.
     Output { node: u32, value: V },
+    /// A piece of a large result (see `transfer`), for the tasks of worker
+    /// `to` that read it or, with `output`, a requested one for worker 0.
+    Piece(Piece),
+    /// Worker `from` has made room for `bytes` more of worker `to`'s
+    /// pieces.
+    Credit { from: u32, bytes: u64 },
     /// The run stops: a worker failed.
     Abort(Abort),
     /// A worker has run all its tasks (or stopped); its counters, for
@@ -46,6 +53,13 @@ pub(crate) enum Abort {
         bytes: u64,
         limit: u64,
         with_inputs: bool,
+    },
+    /// A large result could not be encoded, or its pieces did not make
+    /// it up.
+    Transfer {
+        node: u32,
+        worker: u32,
+        message: String,
     },
     /// A result could not be written to disk.
     Spill {

@@ -25,6 +25,7 @@ use crate::connect::{Connected, connect};
 use crate::heartbeat::Monitor;
 use crate::message::{Abort, Body, Message};
 use crate::prepared::PreparedGraph;
+use crate::transfer::{self, Incoming, Outgoing, Piece, Received};
 use crate::{Cluster, Error, Interrupt, Job, Runner};
 
 /// Why a worker's runner could not be made: any error of the caller's.
@@ -480,6 +481,9 @@ fn work<V: timely::ExchangeData + Clone>(
         if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
             state.run_ready(&mut **runner, handle);
         }
+        if let Some(handle) = input.as_mut() {
+            state.pump(handle);
+        }
         if state.unsent
             && let Some(handle) = input.as_mut()
         {
@@ -529,6 +533,10 @@ struct State<'s, V> {
     freed: Vec<NodeId>,
     /// Results the scheduler chose to spill, to write to disk.
     spill: Vec<NodeId>,
+    /// Large results on their way to other workers, in pieces.
+    outgoing: Outgoing,
+    /// Large results on their way here, in pieces.
+    incoming: Incoming,
     /// This worker's private directory of spilled results, made on the
     /// first spill and removed with them when the worker ends.
     spill_dir: Option<tempfile::TempDir>,
@@ -565,6 +573,12 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             values: (0..n).map(|_| Slot::Empty).collect(),
             freed: Vec::new(),
             spill: Vec::new(),
+            outgoing: Outgoing::new(
+                me as u32,
+                peers,
+                transfer::window(shared.worker_memory_limit),
+            ),
+            incoming: Incoming::new(peers),
             spill_dir: None,
             sent_to: vec![0; peers],
             outputs: Vec::new(),
@@ -593,9 +607,13 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         self.abort.is_none() && self.scheduler.has_next()
     }
 
-    /// Whether this worker has nothing left to run or send.
+    /// Whether this worker has nothing left to run, send or (worker 0)
+    /// receive: requested results in pieces need its credit to come.
     fn finished(&self) -> bool {
-        self.scheduler.is_done() || self.abort.is_some()
+        self.abort.is_some()
+            || (self.scheduler.is_done()
+                && self.outgoing.is_empty()
+                && self.outputs.iter().all(Option::is_some))
     }
 
     /// Takes in a message: a result for this worker's tasks, a stop, or (at
@@ -614,15 +632,17 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 if let Some(input) = input
                     && self.abort.is_none()
                 {
-                    let node = NodeId::from_u32(node);
-                    let bytes = runner.map_or(0, |runner| runner.bytes(node, &value));
-                    if self.scheduler.reads(node) {
-                        self.values[node.index()] = Slot::Value(value);
-                    }
-                    let arrived = self.scheduler.arrived(node, bytes, &mut self.spill);
-                    self.settle(arrived, input);
+                    self.arrived(NodeId::from_u32(node), value, runner, input);
                 }
             }
+            Body::Piece(piece) => {
+                if let Some(input) = input
+                    && self.abort.is_none()
+                {
+                    self.piece(&piece, runner, input);
+                }
+            }
+            Body::Credit { from, bytes } => self.outgoing.granted(from, bytes),
             Body::Abort(abort) => {
                 if self.abort.is_none() {
                     self.abort = Some(abort);
@@ -637,6 +657,103 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 self.finished[worker] = Some(stats);
             }
         }
+    }
+
+    /// Takes in the result of `node`, computed by another worker.
+    fn arrived(
+        &mut self,
+        node: NodeId,
+        value: V,
+        runner: Option<&dyn Runner<Value = V>>,
+        input: &mut Outbox<V>,
+    ) {
+        let bytes = runner.map_or(0, |runner| runner.bytes(node, &value));
+        if self.scheduler.reads(node) {
+            self.values[node.index()] = Slot::Value(value);
+        }
+        let arrived = self.scheduler.arrived(node, bytes, &mut self.spill);
+        self.settle(arrived, input);
+    }
+
+    /// Takes in a piece of a large result: the first reserves room for the
+    /// whole under the memory limit, the last decodes it.
+    fn piece(
+        &mut self,
+        piece: &Piece,
+        runner: Option<&dyn Runner<Value = V>>,
+        input: &mut Outbox<V>,
+    ) {
+        let Piece {
+            node,
+            output,
+            total,
+            ..
+        } = *piece;
+        let failed = |message: String| Abort::Transfer {
+            node,
+            worker: self.me,
+            message,
+        };
+        let encoded = match self.incoming.add(piece) {
+            Ok(Received::Started) => {
+                if !output {
+                    let incoming =
+                        self.scheduler
+                            .incoming(NodeId::from_u32(node), total, &mut self.spill);
+                    self.settle(incoming, input);
+                }
+                return;
+            }
+            Ok(Received::More) => return,
+            Ok(Received::Whole(encoded)) => encoded,
+            Err(message) => return self.abort(failed(message), input),
+        };
+        let Some(runner) = runner else {
+            return;
+        };
+        let value: V = match runner.decode(&encoded) {
+            Ok(value) => value,
+            Err(err) => {
+                return self.abort(failed(format!("its pieces do not decode: {err}")), input);
+            }
+        };
+        drop(encoded);
+        if output {
+            let slot = self.output_slot[node as usize];
+            self.outputs[slot as usize - 1] = Some(value);
+        } else {
+            self.arrived(NodeId::from_u32(node), value, Some(runner), input);
+        }
+    }
+
+    /// Grants each worker the credit owed to it, and sends the pieces the
+    /// credit lets out, each in an epoch of its own so that timely's
+    /// buffers hold one at a time.
+    fn pump(&mut self, input: &mut Outbox<V>) {
+        for (to, bytes) in self.incoming.take_owed() {
+            self.unsent = true;
+            input.send(Message {
+                to,
+                body: Body::Credit {
+                    from: self.me,
+                    bytes,
+                },
+            });
+        }
+        while self.abort.is_none()
+            && let Some((to, piece)) = self.outgoing.next_piece()
+        {
+            input.send(Message {
+                to,
+                body: Body::Piece(piece),
+            });
+            let next = input.time() + 1;
+            input.advance_to(next);
+            self.unsent = false;
+        }
+        let sending = self.outgoing.queued_bytes();
+        self.scheduler.sending(sending, &mut self.spill);
+        self.settle(Ok(()), input);
     }
 
     /// Runs ready tasks for a slice of time, sending their results.
@@ -684,22 +801,19 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 return;
             }
         };
-        self.send(node, &value, input);
+        let bytes = runner.bytes(node, &value);
+        let mut encoded = Encoded::new(&value, &*runner, bytes >= transfer::LARGE);
+        self.send(node, &mut encoded, input);
         if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
             let slot = self.output_slot[node.index()] as usize - 1;
             self.outputs[slot] = Some(value.clone());
         } else if self.me != 0 && self.shared.is_output[node.index()] {
             self.stats.outputs_sent += 1;
-            self.unsent = true;
-            input.send(Message {
-                to: 0,
-                body: Body::Output {
-                    node: node.index() as u32,
-                    value: value.clone(),
-                },
-            });
+            self.deliver(node, 0, true, &mut encoded, input);
         }
-        let bytes = runner.bytes(node, &value);
+        drop(encoded);
+        let sending = self.outgoing.queued_bytes();
+        self.scheduler.sending(sending, &mut self.spill);
         if self.scheduler.reads(node) {
             self.values[node.index()] = Slot::Value(value);
         }
@@ -778,7 +892,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
 
     /// Sends `node`'s result once to every other worker with a task that
     /// reads it, counting the cut edges.
-    fn send(&mut self, node: NodeId, value: &V, input: &mut Outbox<V>) {
+    fn send(&mut self, node: NodeId, value: &mut Encoded<'_, V>, input: &mut Outbox<V>) {
         let placement = self.shared.job.placement();
         let size = self.shared.graph.task(node).size.unwrap_or(1);
         let stamp = node.index() as u32 + 1;
@@ -793,20 +907,57 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             if self.sent_to[to as usize] != stamp {
                 self.sent_to[to as usize] = stamp;
                 self.stats.values_sent += 1;
-                self.unsent = true;
-                input.send(Message {
-                    to,
-                    body: Body::Value {
-                        node: node.index() as u32,
-                        value: value.clone(),
-                    },
-                });
+                self.deliver(node, to, false, value, input);
+            }
+        }
+    }
+
+    /// Sends `node`'s result to worker `to`, for its tasks or (with
+    /// `output`) as a requested result: a small one in a message of its
+    /// own, a large one queued to go out in pieces.
+    fn deliver(
+        &mut self,
+        node: NodeId,
+        to: u32,
+        output: bool,
+        value: &mut Encoded<'_, V>,
+        input: &mut Outbox<V>,
+    ) {
+        let node_u32 = node.index() as u32;
+        if !value.large {
+            let value = value.value.clone();
+            let body = if output {
+                Body::Output {
+                    node: node_u32,
+                    value,
+                }
+            } else {
+                Body::Value {
+                    node: node_u32,
+                    value,
+                }
+            };
+            self.unsent = true;
+            input.send(Message { to, body });
+            return;
+        }
+        match value.encoded() {
+            Ok(encoded) => self.outgoing.push(to, node_u32, output, encoded),
+            Err(message) => {
+                let abort = Abort::Transfer {
+                    node: node_u32,
+                    worker: to,
+                    message,
+                };
+                self.abort(abort, input);
             }
         }
     }
 
     /// Stops this worker and tells every other one.
     fn abort(&mut self, abort: Abort, input: &mut Outbox<V>) {
+        self.outgoing.clear();
+        self.incoming.clear();
         for to in (0..self.peers).filter(|&w| w != self.me) {
             input.send(Message {
                 to,
@@ -860,6 +1011,15 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 limit,
                 with_inputs,
             }),
+            Some(Abort::Transfer {
+                node,
+                worker,
+                message,
+            }) => Err(Error::Transfer {
+                key: graph.key(NodeId::from_u32(node)).clone(),
+                worker: worker as usize,
+                message,
+            }),
             Some(Abort::Spill {
                 node,
                 worker,
@@ -900,6 +1060,40 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
 }
 
 type Outbox<V> = InputHandle<u64, CapacityContainerBuilder<Vec<Message<V>>>>;
+
+/// A result to send, and its encoding once one receiver needs it in pieces
+/// (one encoding for all of them).
+struct Encoded<'v, V> {
+    value: &'v V,
+    runner: &'v dyn Runner<Value = V>,
+    /// Whether it is large enough to go in pieces.
+    large: bool,
+    encoded: Option<Arc<Vec<u8>>>,
+}
+
+impl<'v, V: serde::Serialize> Encoded<'v, V> {
+    fn new(value: &'v V, runner: &'v dyn Runner<Value = V>, large: bool) -> Encoded<'v, V> {
+        Encoded {
+            value,
+            runner,
+            large,
+            encoded: None,
+        }
+    }
+
+    fn encoded(&mut self) -> Result<Arc<Vec<u8>>, String> {
+        if let Some(encoded) = &self.encoded {
+            return Ok(Arc::clone(encoded));
+        }
+        let encoded = Arc::new(
+            self.runner
+                .encode(self.value)
+                .map_err(|err| format!("it does not encode: {err}"))?,
+        );
+        self.encoded = Some(Arc::clone(&encoded));
+        Ok(encoded)
+    }
+}
 
 /// What a panic of timely's communication layer means for the run.
 fn disconnection(panic: &str) -> String {

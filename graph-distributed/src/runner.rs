@@ -1,7 +1,9 @@
 //! `Runner`: what runs a task on a worker, over the caller's ops and values.
 
 use graph_core::NodeId;
-use graph_exec::{CompiledGraph, Dynamic, Tagged, TaskFailure};
+use graph_exec::{CompiledGraph, Dynamic, Tagged, TaskFailure, TaskValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// Runs tasks on one worker: the ops and the value type are the caller's.
 ///
@@ -56,6 +58,32 @@ pub trait Runner {
         let _ = (node, value);
         std::mem::size_of::<Self::Value>() as u64
     }
+
+    /// The bytes a large result (64 KiB or more by [`Runner::bytes`])
+    /// travels as to another worker, in pieces; [`Runner::decode`] reads
+    /// them back there. The default is the value's bincode encoding.
+    ///
+    /// # Errors
+    ///
+    /// Why the value cannot be written (it stops the run).
+    fn encode(&self, value: &Self::Value) -> Result<Vec<u8>, String>
+    where
+        Self::Value: Serialize,
+    {
+        bincode::serialize(value).map_err(|err| err.to_string())
+    }
+
+    /// The value [`Runner::encode`] wrote as `bytes`.
+    ///
+    /// # Errors
+    ///
+    /// Why the bytes are not a value (it stops the run).
+    fn decode(&self, bytes: &[u8]) -> Result<Self::Value, String>
+    where
+        Self::Value: DeserializeOwned,
+    {
+        bincode::deserialize(bytes).map_err(|err| err.to_string())
+    }
 }
 
 /// graph-exec's compiled tasks over its built-in ops run as they are: each
@@ -100,5 +128,22 @@ impl Runner for CompiledGraph<'_, Dynamic> {
 
     fn bytes(&self, node: NodeId, value: &Tagged) -> u64 {
         self.result_bytes(node, &value.0)
+    }
+
+    /// [`Dynamic::encode`], into a buffer of the right size at once (a
+    /// string is written whole, so its length is the value's).
+    fn encode(&self, value: &Tagged) -> Result<Vec<u8>, String> {
+        let estimate = value.0.size_bytes().unwrap_or(0);
+        let mut out = Vec::new();
+        out.try_reserve_exact(usize::try_from(estimate).unwrap_or(usize::MAX))
+            .map_err(|_| format!("not enough memory to encode a value of {estimate} bytes"))?;
+        value.0.encode(&mut out);
+        Ok(out)
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Tagged, String> {
+        Dynamic::decode(bytes)
+            .map(Tagged)
+            .map_err(|err| err.to_string())
     }
 }

@@ -304,10 +304,15 @@ struct Memory<'t> {
     unspillable_bytes: u64,
     /// Per task: running tasks that read its result (it stays in memory).
     pins: Vec<u32>,
-    /// Per task, while it runs: the bytes reserved for its result.
+    /// Per task, while it runs (or, run elsewhere, while its result is on
+    /// its way here): the bytes reserved for its result.
     reserved: Vec<u64>,
-    /// Bytes reserved for the results of the running tasks.
+    /// Bytes reserved for the results of the running tasks and of those
+    /// on their way.
     running_bytes: u64,
+    /// Bytes of results on their way out of this executor, in buffers of
+    /// the executor's own ([`Scheduler::sending`]).
+    sending: u64,
     /// The results seen so far, for the mean that stands in for an unknown
     /// size.
     seen_bytes: u64,
@@ -393,6 +398,7 @@ impl<'t> Scheduler<'t> {
                 pins: vec![0; n_tasks],
                 reserved: vec![0; n_tasks],
                 running_bytes: 0,
+                sending: 0,
                 seen_bytes: 0,
                 seen: 0,
                 spilled_bytes: 0,
@@ -468,9 +474,10 @@ impl<'t> Scheduler<'t> {
             self.start(key);
             return Ok(Some(NodeId::from_u32(key as u32)));
         }
-        // None may start. While tasks run, they may free room: wait. Else
-        // the first starts, making room under a memory limit by spilling.
-        if self.running > 0 {
+        // None may start. While tasks run or results go out, they may free
+        // room: wait. Else the first starts, making room under a memory
+        // limit by spilling.
+        if self.running > 0 || self.memory.as_ref().is_some_and(|m| m.sending > 0) {
             self.blocked = true;
             return Ok(None);
         }
@@ -567,7 +574,8 @@ impl<'t> Scheduler<'t> {
         let Some(memory) = &self.memory else {
             return true;
         };
-        self.limited_bytes() + memory.running_bytes + self.need(node) <= memory.limit
+        self.limited_bytes() + memory.running_bytes + memory.sending + self.need(node)
+            <= memory.limit
     }
 
     /// The bytes in memory the limit bounds: the held results but those
@@ -685,22 +693,129 @@ impl<'t> Scheduler<'t> {
         bytes: u64,
         spill: &mut Vec<NodeId>,
     ) -> Result<(), Overflow> {
-        if let Some(memory) = &self.memory
-            && bytes > memory.limit
-            && self.reads(node)
+        self.check_arrival(node, bytes)?;
+        if let Some(memory) = &mut self.memory
+            && let Some(reserved) = memory.reserved.get_mut(node.index())
         {
-            return Err(Overflow {
-                node,
-                bytes,
-                limit: memory.limit,
-                with_inputs: false,
-            });
+            memory.running_bytes -= std::mem::take(reserved);
         }
         self.blocked = false;
         self.hold(node, bytes);
         self.make_ready(node);
         self.keep_within_limit(spill);
         Ok(())
+    }
+
+    /// Records that the result of `node`, computed by another executor, is
+    /// on its way and will take `bytes` here: under a memory limit they
+    /// count, as a running task's result does, from now until
+    /// [`Scheduler::arrived`], and the results to spill to make room for
+    /// them are pushed onto `spill`. An executor that receives a result in
+    /// parts calls this when the first part comes, so that what it buffers
+    /// is within the limit too.
+    ///
+    /// # Errors
+    ///
+    /// [`Overflow`] when the result alone is larger than the memory limit.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{NodeId, Topology};
+    /// use graph_exec::{Scheduler, SchedulerConfig};
+    ///
+    /// // 0 -> 2 and 1 -> 3, with 1 run elsewhere, under a limit of 12
+    /// // bytes: 0's 8 bytes are spilled as soon as 1's 8 bytes start to
+    /// // come, and 3 (on 1) then starts before 2 (on 0, on disk).
+    /// let topology = Topology::from_edges(4, [(0, 2), (1, 3)])?;
+    /// let mine = [true, false, true, true];
+    /// let mut config = SchedulerConfig::new(&topology, &topology, &[true; 4], &[0, 1, 2, 3]);
+    /// config.mine = Some(&mine);
+    /// config.memory_limit = Some(12);
+    /// config.expected_bytes = &[Some(8), Some(8), Some(1), Some(1)];
+    /// let mut scheduler = Scheduler::new(&config);
+    /// let (mut freed, mut spill) = (Vec::new(), Vec::new());
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
+    /// scheduler.finished(NodeId::new(0), 8, &mut freed, &mut spill).unwrap();
+    /// assert!(spill.is_empty());
+    /// scheduler.incoming(NodeId::new(1), 8, &mut spill).unwrap();
+    /// assert_eq!(spill, [NodeId::new(0)]);
+    /// scheduler.arrived(NodeId::new(1), 8, &mut spill).unwrap();
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(3))));
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn incoming(
+        &mut self,
+        node: NodeId,
+        bytes: u64,
+        spill: &mut Vec<NodeId>,
+    ) -> Result<(), Overflow> {
+        self.check_arrival(node, bytes)?;
+        if !self.reads(node) {
+            return Ok(());
+        }
+        if let Some(memory) = &mut self.memory
+            && let Some(reserved) = memory.reserved.get_mut(node.index())
+        {
+            memory.running_bytes -= std::mem::replace(reserved, bytes);
+            memory.running_bytes += bytes;
+        }
+        self.keep_within_limit(spill);
+        Ok(())
+    }
+
+    /// Records that `bytes` of results are on their way out of this
+    /// executor, in buffers of its own (encoded for another, say): under a
+    /// memory limit they count until they are gone, no task starts that
+    /// would not fit beside them, and the results to spill to make room are
+    /// pushed onto `spill`. Each call gives the new total; a smaller one
+    /// lets waiting tasks start.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{NodeId, Topology};
+    /// use graph_exec::{Scheduler, SchedulerConfig};
+    ///
+    /// // Two tasks of 8 bytes under a limit of 10: while 0's result goes
+    /// // out, 1 waits.
+    /// let topology = Topology::from_edges(2, [])?;
+    /// let mut config = SchedulerConfig::new(&topology, &topology, &[true; 2], &[0, 1]);
+    /// config.memory_limit = Some(10);
+    /// config.expected_bytes = &[Some(8), Some(8)];
+    /// let mut scheduler = Scheduler::new(&config);
+    /// let (mut freed, mut spill) = (Vec::new(), Vec::new());
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
+    /// scheduler.finished(NodeId::new(0), 8, &mut freed, &mut spill).unwrap();
+    /// scheduler.sending(8, &mut spill);
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(None));
+    /// scheduler.sending(0, &mut spill);
+    /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(1))));
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn sending(&mut self, bytes: u64, spill: &mut Vec<NodeId>) {
+        let Some(memory) = &mut self.memory else {
+            return;
+        };
+        if bytes < memory.sending {
+            self.blocked = false;
+        }
+        memory.sending = bytes;
+        self.keep_within_limit(spill);
+    }
+
+    /// [`Overflow`] when a result from another executor that a task here
+    /// reads is larger than the memory limit on its own.
+    fn check_arrival(&self, node: NodeId, bytes: u64) -> Result<(), Overflow> {
+        match &self.memory {
+            Some(memory) if bytes > memory.limit && self.reads(node) => Err(Overflow {
+                node,
+                bytes,
+                limit: memory.limit,
+                with_inputs: false,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Counts `node`'s result as held if some task of this executor reads it.
@@ -765,7 +880,9 @@ impl<'t> Scheduler<'t> {
         let Some(memory) = &self.memory else {
             return;
         };
-        let room = memory.limit.saturating_sub(memory.running_bytes);
+        let room = memory
+            .limit
+            .saturating_sub(memory.running_bytes + memory.sending);
         if self.limited_bytes() > room {
             self.spill_down_to(room, None, spill);
         }
