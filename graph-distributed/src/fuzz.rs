@@ -14,8 +14,9 @@ use crate::{Cluster, Error, Job, Runner, run};
 /// `seed`, a run gives every requested node the value a sequential fold over
 /// the graph gives it, runs each needed task once on its worker, and counts
 /// exactly the needed edges the placement cuts. A third of the tasks (drawn
-/// from `seed`) say their results are large, so that those travel in pieces
-/// within the receivers' credit. When `seed` also picks a failing task, the
+/// from `seed`) say their results are large, and half the runs are under a
+/// memory limit (one that never binds), so that those results travel in
+/// pieces within the receivers' credit. When `seed` also picks a failing task, the
 /// run fails with that task, on its worker.
 pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u64) {
     let Ok(topology) = graph.topology() else {
@@ -41,7 +42,10 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
     let failing = (draw(4) == 0).then(|| needed_nodes[draw(needed_nodes.len())]);
     let large: Vec<bool> = (0..n).map(|_| draw(3) == 0).collect();
 
-    let job = Job::new(outputs.iter().copied(), placement.clone()).with_priorities(priorities);
+    let mut job = Job::new(outputs.iter().copied(), placement.clone()).with_priorities(priorities);
+    if draw(2) == 0 {
+        job = job.with_memory_limit(1 << 40);
+    }
     let result = run(
         Arc::new(graph.clone()),
         job,

@@ -576,7 +576,9 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             outgoing: Outgoing::new(
                 me as u32,
                 peers,
-                transfer::window(shared.worker_memory_limit),
+                shared
+                    .worker_memory_limit
+                    .map_or(transfer::MAX_WINDOW, transfer::window),
             ),
             incoming: Incoming::new(peers),
             spill_dir: None,
@@ -802,7 +804,9 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             }
         };
         let bytes = runner.bytes(node, &value);
-        let mut encoded = Encoded::new(&value, &*runner, bytes >= transfer::LARGE);
+        // Pieces bound memory; without a limit, a result goes whole.
+        let large = self.shared.worker_memory_limit.is_some() && bytes >= transfer::LARGE;
+        let mut encoded = Encoded::new(&value, &*runner, large);
         self.send(node, &mut encoded, input);
         if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
             let slot = self.output_slot[node.index()] as usize - 1;

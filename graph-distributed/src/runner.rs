@@ -60,8 +60,9 @@ pub trait Runner {
     }
 
     /// The bytes a large result (64 KiB or more by [`Runner::bytes`])
-    /// travels as to another worker, in pieces; [`Runner::decode`] reads
-    /// them back there. The default is the value's bincode encoding.
+    /// travels as to another worker under a memory limit, in pieces;
+    /// [`Runner::decode`] reads them back there. The default is the value's
+    /// bincode encoding.
     ///
     /// # Errors
     ///

@@ -12,7 +12,9 @@
 //! limit), and the receiver gives it back as it takes pieces in, making
 //! room for the whole result under its own limit at the first. So no more
 //! than a window is ever on its way between two workers, in timely's
-//! buffers on either side, and those buffers stay small.
+//! buffers on either side, and those buffers stay small. Without a memory
+//! limit nothing is bounded, and results go whole, in one message: fewer
+//! copies and no round trips.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -35,17 +37,15 @@ pub(crate) const PIECE: usize = 256 * 1024;
 /// another that the receiver has not yet taken in.
 pub(crate) const MIN_WINDOW: u64 = 4 * PIECE as u64;
 
-/// The largest window, and the window without a memory limit.
+/// The largest window.
 pub(crate) const MAX_WINDOW: u64 = 64 * PIECE as u64;
 
-/// The window for a worker under `memory_limit` bytes: a sixty-fourth of
-/// it, within [`MIN_WINDOW`] and [`MAX_WINDOW`]. A wider window moves a
-/// result in fewer round trips; what is on its way is in neither side's
-/// count of results.
-pub(crate) fn window(memory_limit: Option<u64>) -> u64 {
-    memory_limit.map_or(MAX_WINDOW, |limit| {
-        (limit / 64).clamp(MIN_WINDOW, MAX_WINDOW)
-    })
+/// The window for a worker under `memory_limit` bytes: a sixteenth of it,
+/// within [`MIN_WINDOW`] and [`MAX_WINDOW`]. A wider window moves a result
+/// in fewer round trips; what is on its way is in neither side's count of
+/// results until the receiver takes it in.
+pub(crate) fn window(memory_limit: u64) -> u64 {
+    (memory_limit / 16).clamp(MIN_WINDOW, MAX_WINDOW)
 }
 
 /// Part of an encoded result: a range of the sender's encoding, which all
@@ -439,10 +439,9 @@ mod tests {
 
     #[test]
     fn the_window_follows_the_memory_limit() {
-        assert_eq!(window(None), MAX_WINDOW);
-        assert_eq!(window(Some(128_000_000)), 2_000_000);
-        assert_eq!(window(Some(1_000)), MIN_WINDOW);
-        assert_eq!(window(Some(u64::MAX)), MAX_WINDOW);
+        assert_eq!(window(128_000_000), 8_000_000);
+        assert_eq!(window(1_000), MIN_WINDOW);
+        assert_eq!(window(u64::MAX), MAX_WINDOW);
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Results too large for one message travel in pieces: between threads and
-//! between processes they arrive whole (the leaves checksum every byte of
-//! their inputs), requested ones reach worker 0 whole, and under a memory
-//! limit what a worker receives counts and spills like what it computes.
+//! Under a memory limit, large results travel in pieces: between threads
+//! and between processes they arrive whole (the leaves checksum every byte
+//! of their inputs), requested ones reach worker 0 whole, and what a worker
+//! receives counts and spills like what it computes. Without a limit they
+//! go whole, in one message each, to the same results.
 
 mod common;
 
@@ -16,6 +17,9 @@ use graph_distributed::{Cluster, Job};
 fn graph_of(shape: Shape, tasks: usize, bytes: u64) -> Arc<TaskGraph> {
     Arc::new(generate::with_value_bytes(&shape.generate(tasks, 3), bytes))
 }
+
+/// A limit that never binds but makes results travel in pieces.
+const ROOMY: u64 = 1 << 40;
 
 /// The leaves and a few large results besides, so that requested results
 /// travel in pieces too.
@@ -39,13 +43,17 @@ fn results_of_several_pieces_arrive_whole_between_threads() {
         let graph = graph_of(shape, 40, 300_000);
         let outputs = outputs_with_large(&graph);
         let expected = oracle(&graph, &outputs);
-        for threads in [2, 3] {
-            let job = job_for(&graph, outputs.clone(), threads);
+        for (threads, limit) in [(2, None), (2, Some(ROOMY)), (3, Some(ROOMY))] {
+            let mut job = job_for(&graph, outputs.clone(), threads);
+            if let Some(limit) = limit {
+                job = job.with_memory_limit(limit);
+            }
             let outcome = run_exec(&graph, job, &Cluster::local(threads))
                 .unwrap()
                 .unwrap();
-            assert_eq!(outcome.values, expected, "{} on {threads}", shape.name());
-            assert_eq!(outcome.tasks_run(), graph.len());
+            let name = format!("{} on {threads} under {limit:?}", shape.name());
+            assert_eq!(outcome.values, expected, "{name}");
+            assert_eq!(outcome.tasks_run(), graph.len(), "{name}");
         }
     }
 }
@@ -56,9 +64,16 @@ fn results_of_several_pieces_arrive_whole_between_processes() {
         let graph = graph_of(shape, 40, 700_000);
         let outputs = outputs_with_large(&graph);
         let expected = oracle(&graph, &outputs);
-        for (processes, threads) in [(2, 1), (2, 2)] {
-            let job = job_for(&graph, outputs.clone(), processes * threads);
-            let name = format!("{} on {processes} x {threads}", shape.name());
+        for (processes, threads, limit) in [(2, 1, None), (2, 1, Some(ROOMY)), (2, 2, Some(ROOMY))]
+        {
+            let mut job = job_for(&graph, outputs.clone(), processes * threads);
+            if let Some(limit) = limit {
+                job = job.with_memory_limit(limit);
+            }
+            let name = format!(
+                "{} on {processes} x {threads} under {limit:?}",
+                shape.name()
+            );
             let mut results = run_processes(&graph, &job, processes, threads).into_iter();
             let outcome = results.next().unwrap().unwrap().expect(&name);
             assert_eq!(outcome.values, expected, "{name}");
@@ -78,7 +93,7 @@ fn a_chain_that_crosses_at_every_step_moves_results_of_many_windows() {
     let outputs = outputs_with_large(&graph);
     let expected = oracle(&graph, &outputs);
     let placement = (0..graph.len()).map(|i| (i % 2) as u32).collect();
-    let job = Job::new(outputs, placement).with_memory_limit(32_000_000);
+    let job = Job::new(outputs, placement).with_memory_limit(16_000_000);
     let mut results = run_processes(&graph, &job, 2, 1).into_iter();
     let outcome = results.next().unwrap().unwrap().unwrap();
     assert_eq!(outcome.values, expected);
