@@ -11,7 +11,7 @@ use common::taskgraph_in;
 
 /// Every file of the corpus and what `stats` says of it: `None` for a graph
 /// that is read, else the whole of standard error.
-const CORPUS: [(&str, Option<&str>); 16] = [
+const CORPUS: [(&str, Option<&str>); 17] = [
     (
         "binary.json",
         Some("binary.json: line 1, column 1: invalid JSON: expected value"),
@@ -50,6 +50,13 @@ const CORPUS: [(&str, Option<&str>); 16] = [
         Some(
             "key-past-i64.json: line 1, column 74: tasks[0]: integer 9223372036854775808 does \
              not fit in a signed 64-bit integer",
+        ),
+    ),
+    (
+        "long-key.json.gz",
+        Some(
+            "long-key.json.gz: line 1, column 51: tasks[0]: a string in a key longer than 65536 \
+             bytes, the most this format allows there",
         ),
     ),
     (

@@ -3,7 +3,10 @@
 //! value comes from it rather than from the machine's memory, and a run
 //! that makes a value too large is exit 2 with an error naming its task,
 //! never an abort. Where no temporary directory can be made for spilling,
-//! the run ends the same way, naming the directory.
+//! the run ends the same way, naming the directory. A small gzip file
+//! holding a huge string is read under such a limit without an abort: an
+//! ignored field is skipped without holding it, and a key past its length
+//! is an error naming the line.
 
 mod common;
 
@@ -155,4 +158,54 @@ fn an_ignored_field_of_gigabytes_is_skipped_without_holding_it() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `text` compressed as one gzip member.
+fn gzip(text: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(text).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn a_huge_key_in_a_small_gzip_is_refused_within_an_address_space_limit() {
+    // 3 GiB of key in a 3 MB file (gzip members one after another read as
+    // one text), under 1.5 GB of address space: the key is refused once
+    // past its 64 KiB, naming the line (holding it whole aborted).
+    let dir = scratch("long-key");
+    let file = dir.join("long-key.json.gz");
+    let mut bytes = gzip(b"{\"format\": \"taskgraph-json/1\", \"tasks\": [\n{\"key\": \"");
+    let mebibyte = gzip(&vec![b'k'; 1 << 20]);
+    for _ in 0..3 << 10 {
+        bytes.extend_from_slice(&mebibyte);
+    }
+    bytes.extend_from_slice(&gzip(b"\", \"task\": 1}]}"));
+    std::fs::write(&file, bytes).unwrap();
+    for command in ["stats", "run"] {
+        let run = Command::new("sh")
+            .args([
+                "-c",
+                r#"ulimit -v 1500000 && exec "$0" "$1" "$2""#,
+                env!("CARGO_BIN_EXE_taskgraph"),
+                command,
+                file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(
+            run.status.code(),
+            Some(2),
+            "{command}: {:?}: {stderr}",
+            run.status
+        );
+        assert!(
+            stderr.contains(
+                "long-key.json.gz: line 2, column 10: tasks[0]: a string in a key longer than \
+                 65536 bytes"
+            ),
+            "{command}: {stderr}"
+        );
+    }
 }

@@ -186,6 +186,17 @@ pub enum Problem {
         /// The limit.
         limit: usize,
     },
+    /// A string longer than the format allows there
+    /// ([`json::MAX_NAME_BYTES`](crate::json::MAX_NAME_BYTES) in a key, an
+    /// op or a field name; [`json::MAX_STRING_BYTES`](crate::json::MAX_STRING_BYTES)
+    /// in a term).
+    TooLong {
+        /// What: "a string in a key", "an op name", "a field name", "a
+        /// string literal".
+        what: &'static str,
+        /// The most bytes it may have.
+        limit: usize,
+    },
     /// A value of the wrong kind, described by the JSON parser.
     Type {
         /// The parser's description.
@@ -216,6 +227,10 @@ impl fmt::Display for Problem {
             Problem::TooDeep { limit } => write!(
                 f,
                 "terms or keys nest more than {limit} levels deep (each term object and key array is a level)"
+            ),
+            Problem::TooLong { what, limit } => write!(
+                f,
+                "{what} longer than {limit} bytes, the most this format allows there"
             ),
             Problem::Type { message } => f.write_str(message),
         }

@@ -310,3 +310,54 @@ fn integers_beyond_64_bits_are_found_outside_strings_only() {
         assert_eq!(err.to_string(), expected);
     }
 }
+
+#[test]
+fn strings_past_their_limit_are_refused_where_they_start() {
+    let long_key = "k".repeat(json::MAX_NAME_BYTES + 1);
+    assert_message(
+        &doc(&format!(
+            r#"{{"key": "a", "task": 1}},
+{{"key": ["{long_key}", 1], "task": 2}}"#
+        )),
+        "line 2, column 11: tasks[1]: a string in a key longer than 65536 bytes, the most this format allows there",
+    );
+    // Escapes count as what they decode to: a key of newlines, too.
+    let escaped = r"\n".repeat(json::MAX_NAME_BYTES + 1);
+    assert_message(
+        &doc(&format!(r#"{{"key": "{escaped}", "task": 1}}"#)),
+        "line 1, column 51: tasks[0]: a string in a key longer than 65536 bytes, the most this format allows there",
+    );
+    let long_op = "f".repeat(json::MAX_NAME_BYTES + 1);
+    assert_message(
+        &doc(&format!(
+            r#"{{"key": "a", "task": {{"call": "{long_op}", "args": []}}}}"#
+        )),
+        "line 1, column 73: tasks[0] (key 'a'): an op name longer than 65536 bytes, the most this format allows there",
+    );
+    let long_field = "z".repeat(json::MAX_NAME_BYTES + 1);
+    assert_message(
+        &doc(&format!(r#"{{"key": "a", "{long_field}": 1}}"#)),
+        "line 1, column 56: tasks[0] (key 'a'): a field name longer than 65536 bytes, the most this format allows there",
+    );
+    // A key of exactly the limit is read.
+    let at_limit = "k".repeat(json::MAX_NAME_BYTES);
+    let graph = json::from_slice(doc(&format!(r#"{{"key": "{at_limit}", "task": 1}}"#)).as_bytes());
+    assert_eq!(graph.unwrap().len(), 1);
+}
+
+#[test]
+fn a_string_literal_past_its_limit_is_refused_without_holding_it() {
+    let literal = "s".repeat(json::MAX_STRING_BYTES + 1);
+    assert_message(
+        &doc(&format!(
+            r#"{{"key": "a", "task": {{"list": [1, "{literal}"]}}}}"#
+        )),
+        "line 1, column 77: tasks[0] (key 'a'): a string literal longer than 268435456 bytes, the most this format allows there",
+    );
+}
+
+#[track_caller]
+fn assert_message(text: &str, expected: &str) {
+    let err = json::from_slice(text.as_bytes()).expect_err("the document is invalid");
+    assert_eq!(err.to_string(), expected);
+}

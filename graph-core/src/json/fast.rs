@@ -37,7 +37,43 @@ pub(crate) enum Bail {
         /// The task it is in.
         task: TaskAt,
     },
+    /// A string longer than its limit, given up on before holding more of
+    /// it.
+    TooLong {
+        /// Where it is (see [`Problem::TooLong`](crate::error::Problem::TooLong)).
+        what: &'static str,
+        limit: usize,
+        /// The offset of its first byte in the (uncompressed) text.
+        start: u64,
+        /// The task it is in, if any.
+        task: Option<TaskAt>,
+    },
 }
+
+/// How long a string read whole may be, and what it is, for the error.
+#[derive(Clone, Copy)]
+pub(crate) struct Limit {
+    what: &'static str,
+    bytes: usize,
+}
+
+/// Field names and the format's name.
+const FIELD_NAME: Limit = Limit {
+    what: "a field name",
+    bytes: super::MAX_NAME_BYTES,
+};
+const KEY: Limit = Limit {
+    what: "a string in a key",
+    bytes: super::MAX_NAME_BYTES,
+};
+const OP_NAME: Limit = Limit {
+    what: "an op name",
+    bytes: super::MAX_NAME_BYTES,
+};
+const LITERAL: Limit = Limit {
+    what: "a string literal",
+    bytes: super::MAX_STRING_BYTES,
+};
 
 type Result<T> = std::result::Result<T, Bail>;
 
@@ -159,9 +195,9 @@ impl<I: Source> Input<I> {
     }
 
     /// A string's bytes (its opening quote consumed) into `out`, escapes
-    /// decoded; checked to be UTF-8.
-    fn string(&mut self, out: &mut Vec<u8>) -> Result<()> {
-        let ascii = self.raw_string(out)?;
+    /// decoded; checked to be UTF-8, and to be no longer than `limit`.
+    fn string(&mut self, out: &mut Vec<u8>, limit: Limit) -> Result<()> {
+        let ascii = self.raw_string(out, limit)?;
         if !ascii && std::str::from_utf8(out).is_err() {
             return Err(Bail::Invalid);
         }
@@ -221,12 +257,25 @@ impl<I: Source> Input<I> {
     /// [`Input::string`] without the UTF-8 check, for bytes that are checked
     /// otherwise: compared with names, or interned (which checks new
     /// texts). Whether its raw bytes (escapes aside) were all ASCII.
-    fn raw_string(&mut self, out: &mut Vec<u8>) -> Result<bool> {
+    /// Longer than `limit`, it is given up on ([`Bail::TooLong`]) as soon
+    /// as that is known, holding no more of it.
+    fn raw_string(&mut self, out: &mut Vec<u8>, limit: Limit) -> Result<bool> {
         out.clear();
+        let first = self.offset();
         let mut ascii = true;
         loop {
             let start = self.pos;
             ascii &= self.plain_run();
+            // Escapes decode to at most 4 bytes: checked before the next
+            // run, the string holds at most `limit` + 4 bytes.
+            if out.len() + (self.pos - start) > limit.bytes {
+                return Err(Bail::TooLong {
+                    what: limit.what,
+                    limit: limit.bytes,
+                    start: first,
+                    task: None,
+                });
+            }
             out.extend_from_slice(&self.buf[start..self.pos]);
             match self.peek()? {
                 None => return Err(Bail::Invalid),
@@ -522,12 +571,12 @@ impl<I: Source> Reader<I> {
         let (mut format, mut tasks) = (false, false);
         self.fields(|reader| {
             reader.input.expect(b'"')?;
-            reader.input.string(&mut reader.scratch)?;
+            reader.input.string(&mut reader.scratch, FIELD_NAME)?;
             reader.input.expect(b':')?;
             match reader.scratch.as_slice() {
                 b"format" => {
                     reader.input.expect(b'"')?;
-                    reader.input.string(&mut reader.scratch)?;
+                    reader.input.string(&mut reader.scratch, FIELD_NAME)?;
                     if reader.scratch != FORMAT.as_bytes() {
                         return Err(Bail::Invalid);
                     }
@@ -622,7 +671,8 @@ impl<I: Source> Reader<I> {
     /// `"name":`, the name ignored.
     fn field_name(&mut self) -> Result<()> {
         self.input.expect(b'"')?;
-        self.input.string(&mut self.scratch)?;
+        let name = self.input.string(&mut self.scratch, FIELD_NAME);
+        self.in_task(name)?;
         self.input.expect(b':')
     }
 
@@ -630,8 +680,27 @@ impl<I: Source> Reader<I> {
     /// with the names it knows, all ASCII).
     fn known_field_name(&mut self) -> Result<()> {
         self.input.expect(b'"')?;
-        self.input.raw_string(&mut self.scratch)?;
+        let name = self.input.raw_string(&mut self.scratch, FIELD_NAME);
+        self.in_task(name)?;
         self.input.expect(b':')
+    }
+
+    /// `read`'s result, a string too long named with the task being read.
+    fn in_task<T>(&self, read: Result<T>) -> Result<T> {
+        read.map_err(|bail| match bail {
+            Bail::TooLong {
+                what, limit, start, ..
+            } => Bail::TooLong {
+                what,
+                limit,
+                start,
+                task: Some(TaskAt {
+                    index: self.index,
+                    key: self.has_key.then(|| self.table.decode(&self.task_code)),
+                }),
+            },
+            other => other,
+        })
     }
 
     fn tasks<S: Sink>(&mut self, sink: &mut S) -> Result<()> {
@@ -801,7 +870,8 @@ impl<I: Source> Reader<I> {
     fn key_code(&mut self) -> Result<()> {
         match self.input.token()? {
             b'"' => {
-                self.input.raw_string(&mut self.scratch)?;
+                let key = self.input.raw_string(&mut self.scratch, KEY);
+                self.in_task(key)?;
                 let string = self.table.strings_mut().intern(&self.scratch);
                 key_table::push_str(&mut self.code, string.ok_or(Bail::Invalid)?);
                 Ok(())
@@ -863,7 +933,8 @@ impl<I: Source> Reader<I> {
         match self.input.token()? {
             b'{' => self.nested(Self::term_object),
             b'"' => {
-                self.input.string(&mut self.scratch)?;
+                let literal = self.input.string(&mut self.scratch, LITERAL);
+                self.in_task(literal)?;
                 let text = std::str::from_utf8(&self.scratch).expect("checked UTF-8");
                 Ok(Term::Lit(Value::from(text)))
             }
@@ -894,7 +965,8 @@ impl<I: Source> Reader<I> {
     /// An op name (its opening quote not consumed), interned.
     fn op(&mut self) -> Result<Op> {
         self.input.expect(b'"')?;
-        self.input.raw_string(&mut self.scratch)?;
+        let name = self.input.raw_string(&mut self.scratch, OP_NAME);
+        self.in_task(name)?;
         let string = self.table.strings_mut().intern(&self.scratch);
         let name = self.table.strings().get(string.ok_or(Bail::Invalid)?);
         Ok(Op::from_shared(name.clone()))

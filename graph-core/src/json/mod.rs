@@ -43,6 +43,17 @@ pub const FORMAT: &str = "taskgraph-json/1";
 /// graph-optimize's `DEFAULT_MAX_DEPTH`).
 pub const MAX_NESTING: usize = 8_192;
 
+/// The most bytes of a string in a key, of an op name and of a field name
+/// (64 KiB): longer ones are an error naming the line and task, given as
+/// soon as the reader is that far into the string, so a hostile file never
+/// makes it hold more.
+pub const MAX_NAME_BYTES: usize = 64 * 1024;
+
+/// The most bytes of a string literal in a term (256 MiB): longer ones are
+/// an error naming the line and task, given before more of the string is
+/// held. Larger values are computed at run time, not written into graphs.
+pub const MAX_STRING_BYTES: usize = 256 * 1024 * 1024;
+
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// How many levels of nesting the reader goes between checks of its stack;
@@ -158,6 +169,9 @@ pub(crate) struct Readings {
     /// Whether the streaming reader gave up on an integer beyond 64 bits,
     /// which the serde reader would take for a float.
     pub(crate) big_integer: bool,
+    /// Whether it gave up on a string past its limit, which the serde
+    /// reader (holding the whole text anyway) takes.
+    pub(crate) too_long: bool,
     /// The serde reader's checked graph.
     pub(crate) serde: Result<TaskGraph, Error>,
 }
@@ -175,6 +189,7 @@ pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
     let graph = fast(bytes, read_graph);
     Readings {
         big_integer: matches!(graph, Err(Bail::BigInteger { .. })),
+        too_long: matches!(graph, Err(Bail::TooLong { .. })),
         graph: graph.ok(),
         shape: fast(bytes, read_shape).ok(),
         serde: plain_text(bytes.to_vec()).and_then(|text| {
@@ -239,6 +254,18 @@ fn read_with<T>(
     })();
     match attempt.map_err(|err| within(Error::Io(err)))? {
         Ok(value) => Ok(value),
+        // A string too long is found again by streaming the file: the
+        // document is not held whole.
+        Err(Bail::TooLong {
+            what,
+            limit,
+            start,
+            task,
+        }) => {
+            let file = std::fs::File::open(path).map_err(|err| within(Error::Io(err)))?;
+            let (line, column) = position(file, start).map_err(|err| within(Error::Io(err)))?;
+            Err(within(too_long(line, column, what, limit, task)))
+        }
         // The document is read again, whole, by the reader of record.
         Err(bail) => {
             let bytes = std::fs::read(path).map_err(|err| within(Error::Io(err)))?;
@@ -261,10 +288,71 @@ fn from_bytes<T>(
     };
     match attempt {
         Ok(value) => Ok(value),
+        Err(Bail::TooLong {
+            what,
+            limit,
+            start,
+            task,
+        }) => {
+            let (line, column) = position(bytes, start)?;
+            Err(too_long(line, column, what, limit, task))
+        }
         Err(bail) => {
             let text = plain_text(bytes.to_vec())?;
             explain(bail, &text, slow)
         }
+    }
+}
+
+/// The line and column (as serde's reader counts them: in bytes, from 1,
+/// after a byte order mark) of the byte at `offset` in the text of `source`
+/// (gzip or not), read as a stream.
+fn position(source: impl Read, offset: u64) -> io::Result<(usize, usize)> {
+    let mut source = io::BufReader::with_capacity(1 << 16, source);
+    let mut text: Box<dyn Read> = if source.fill_buf()?.starts_with(&GZIP_MAGIC) {
+        Box::new(flate2::read::MultiGzDecoder::new(source))
+    } else {
+        Box::new(source)
+    };
+    let mut buf = vec![0_u8; 1 << 16];
+    let (mut at, mut line, mut line_start, mut bom) = (0_u64, 1, 0_u64, 0_u64);
+    while at < offset {
+        let want = usize::try_from(offset - at)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let got = text.read(&mut buf[..want])?;
+        if got == 0 {
+            break;
+        }
+        let chunk = &buf[..got];
+        if at == 0 && chunk.starts_with(b"\xef\xbb\xbf") {
+            bom = 3;
+        }
+        for (i, _) in chunk.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
+            line += 1;
+            line_start = at + i as u64 + 1;
+        }
+        at += got as u64;
+    }
+    let line_start = line_start.max(bom);
+    let column = usize::try_from(at.saturating_sub(line_start)).unwrap_or(usize::MAX) + 1;
+    Ok((line, column))
+}
+
+/// The error for a string longer than `limit` starting at `line` and
+/// `column`.
+fn too_long(
+    line: usize,
+    column: usize,
+    what: &'static str,
+    limit: usize,
+    task: Option<TaskAt>,
+) -> Error {
+    Error::Invalid {
+        line,
+        column,
+        task,
+        problem: Problem::TooLong { what, limit },
     }
 }
 
@@ -300,6 +388,15 @@ fn explain<T>(
         } => {
             let last = usize::try_from(last).unwrap_or(usize::MAX).min(text.len());
             Err(big_integer(text, last, &digits, range, Some(task)))
+        }
+        Bail::TooLong {
+            what,
+            limit,
+            start,
+            task,
+        } => {
+            let (line, column) = position(text, start)?;
+            Err(too_long(line, column, what, limit, task))
         }
     }
 }
