@@ -196,6 +196,21 @@ pub enum Error {
         /// Why not.
         message: String,
     },
+    /// A result spilled to disk could not be read back for a task that
+    /// reads it (its file was removed or damaged).
+    #[error(
+        "task {key} on worker {worker}: its input {input} could not be read back from disk: {message}"
+    )]
+    ReadBack {
+        /// The task.
+        key: Key,
+        /// The input.
+        input: Key,
+        /// The worker.
+        worker: usize,
+        /// Why not: the file and the error.
+        message: String,
+    },
     /// A large result could not be sent from one worker to another: it
     /// could not be encoded, the receiver had no memory for it, or its
     /// pieces did not make it up.

@@ -61,6 +61,13 @@ pub(crate) enum Abort {
         worker: u32,
         message: String,
     },
+    /// A spilled result that task `node` reads could not be read back.
+    ReadBack {
+        node: u32,
+        input: u32,
+        worker: u32,
+        message: String,
+    },
     /// A result could not be written to disk.
     Spill {
         node: u32,

@@ -18,7 +18,7 @@ use timely::dataflow::operators::{Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::{Config as WorkerConfig, Worker};
 
-use graph_exec::{Scheduler, SchedulerConfig, TaskFailure};
+use graph_exec::{ResultStore, Scheduler, SchedulerConfig, TaskFailure};
 
 use crate::cluster::Auth;
 use crate::connect::{Connected, connect};
@@ -527,8 +527,9 @@ struct State<'s, V> {
     scheduler: Scheduler<'s>,
     me: u32,
     peers: u32,
-    /// Per node: its result, while a task of this worker still reads it.
-    values: Vec<Slot<V>>,
+    /// Per node: its result, while a task of this worker still reads it
+    /// (in memory, or spilled to this worker's private directory).
+    store: ResultStore<V>,
     /// Results the scheduler freed, to drop.
     freed: Vec<NodeId>,
     /// Results the scheduler chose to spill, to write to disk.
@@ -537,9 +538,6 @@ struct State<'s, V> {
     outgoing: Outgoing,
     /// Large results on their way here, in pieces.
     incoming: Incoming,
-    /// This worker's private directory of spilled results, made on the
-    /// first spill and removed with them when the worker ends.
-    spill_dir: Option<tempfile::TempDir>,
     /// Per worker: the last node sent to it (plus one), so that a result goes
     /// once to each worker however many of its tasks read it.
     sent_to: Vec<u32>,
@@ -570,7 +568,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             scheduler,
             me: me as u32,
             peers: peers as u32,
-            values: (0..n).map(|_| Slot::Empty).collect(),
+            store: ResultStore::new(n),
             freed: Vec::new(),
             spill: Vec::new(),
             outgoing: Outgoing::new(
@@ -581,7 +579,6 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                     .map_or(transfer::MAX_WINDOW, transfer::window),
             ),
             incoming: Incoming::new(peers),
-            spill_dir: None,
             sent_to: vec![0; peers],
             outputs: Vec::new(),
             output_slot: Vec::new(),
@@ -671,7 +668,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     ) {
         let bytes = runner.map_or(0, |runner| runner.bytes(node, &value));
         if self.scheduler.reads(node) {
-            self.values[node.index()] = Slot::Value(value);
+            self.store.put(node, value);
         }
         let arrived = self.scheduler.arrived(node, bytes, &mut self.spill);
         self.settle(arrived, input);
@@ -784,16 +781,33 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         runner: &mut dyn Runner<Value = V>,
         input: &mut Outbox<V>,
     ) {
-        let (values, spill_dir) = (&mut self.values, &self.spill_dir);
+        // Why an input could not be read back from disk, for the error:
+        // the runner itself only sees that the input is not there.
+        let mut unread: Option<(NodeId, String)> = None;
+        let store = &self.store;
         let result = catch_unwind(AssertUnwindSafe(|| {
             runner.run(node, &mut |dep: NodeId| {
-                load(&mut values[dep.index()], spill_dir.as_ref(), dep)
+                let read = store.get(dep, |file| bincode::deserialize_from(file));
+                read.unwrap_or_else(|err| {
+                    unread.get_or_insert((dep, err.to_string()));
+                    None
+                })
             })
         }))
         .unwrap_or_else(|payload| Err(TaskFailure::panic(None, &*payload)));
-        let value = match result {
-            Ok(value) => value,
-            Err(failure) => {
+        let value = match (result, unread) {
+            (Ok(value), _) => value,
+            (Err(_), Some((missing, message))) => {
+                let abort = Abort::ReadBack {
+                    node: node.as_u32(),
+                    input: missing.as_u32(),
+                    worker: self.me,
+                    message,
+                };
+                self.abort(abort, input);
+                return;
+            }
+            (Err(failure), None) => {
                 let abort = Abort::Task {
                     node: node.index() as u32,
                     worker: self.me,
@@ -819,19 +833,13 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         let sending = self.outgoing.queued_bytes();
         self.scheduler.sending(sending, &mut self.spill);
         if self.scheduler.reads(node) {
-            self.values[node.index()] = Slot::Value(value);
+            self.store.put(node, value);
         }
         let finished = self
             .scheduler
             .finished(node, bytes, &mut self.freed, &mut self.spill);
         for freed in self.freed.drain(..) {
-            if matches!(
-                std::mem::replace(&mut self.values[freed.index()], Slot::Empty),
-                Slot::Spilled
-            ) && let Some(dir) = &self.spill_dir
-            {
-                let _ = std::fs::remove_file(spill_path(dir, freed));
-            }
+            self.store.free(freed);
         }
         self.settle(finished, input);
     }
@@ -860,38 +868,21 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             }
         };
         for node in std::mem::take(&mut self.spill) {
-            if let Err(message) = self.spill_one(node) {
+            let written = self
+                .store
+                .spill(node, |value, out| bincode::serialize_into(out, value));
+            if let Err(err) = written {
                 let abort = Abort::Spill {
                     node: node.as_u32(),
                     worker: self.me,
-                    message,
+                    message: err.to_string(),
                 };
                 self.abort(abort, input);
                 return None;
             }
         }
-        Some(decided)
-    }
-
-    /// Writes `node`'s result to this worker's spill directory.
-    fn spill_one(&mut self, node: NodeId) -> Result<(), String> {
-        let Slot::Value(value) = &self.values[node.index()] else {
-            return Ok(());
-        };
-        if self.spill_dir.is_none() {
-            let dir = graph_core::file::private_temp_dir("taskgraph-spill-")
-                .map_err(|err| err.to_string())?;
-            self.spill_dir = Some(dir);
-        }
-        let dir = self.spill_dir.as_ref().expect("made above");
-        let path = spill_path(dir, node);
-        let file = graph_core::file::create_private(&path).map_err(|err| err.to_string())?;
-        let mut out = std::io::BufWriter::new(file);
-        bincode::serialize_into(&mut out, value).map_err(|err| err.to_string())?;
-        std::io::Write::flush(&mut out).map_err(|err| err.to_string())?;
-        self.values[node.index()] = Slot::Spilled;
         self.stats.spilled_bytes = self.scheduler.spilled_bytes();
-        Ok(())
+        Some(decided)
     }
 
     /// Sends `node`'s result once to every other worker with a task that
@@ -1015,6 +1006,17 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 limit,
                 with_inputs,
             }),
+            Some(Abort::ReadBack {
+                node,
+                input,
+                worker,
+                message,
+            }) => Err(Error::ReadBack {
+                key: graph.key(NodeId::from_u32(node)).clone(),
+                input: graph.key(NodeId::from_u32(input)).clone(),
+                worker: worker as usize,
+                message,
+            }),
             Some(Abort::Transfer {
                 node,
                 worker,
@@ -1105,41 +1107,5 @@ fn disconnection(panic: &str) -> String {
         "the connection to another process broke (did it die?)".to_string()
     } else {
         panic.to_string()
-    }
-}
-
-/// Where a result of a worker is.
-enum Slot<V> {
-    /// Nowhere: not here yet, or freed.
-    Empty,
-    /// In memory.
-    Value(V),
-    /// On disk, in the worker's spill directory.
-    Spilled,
-}
-
-/// The file `node`'s result is spilled to in `dir`.
-fn spill_path(dir: &tempfile::TempDir, node: NodeId) -> std::path::PathBuf {
-    dir.path().join(format!("n{}", node.index()))
-}
-
-/// The value in `slot`, read back from disk (and kept in memory again) if
-/// it was spilled.
-fn load<V: timely::ExchangeData + Clone>(
-    slot: &mut Slot<V>,
-    dir: Option<&tempfile::TempDir>,
-    node: NodeId,
-) -> Option<V> {
-    match slot {
-        Slot::Value(value) => Some(value.clone()),
-        Slot::Empty => None,
-        Slot::Spilled => {
-            let path = spill_path(dir?, node);
-            let file = std::fs::File::open(&path).ok()?;
-            let value: V = bincode::deserialize_from(std::io::BufReader::new(file)).ok()?;
-            let _ = std::fs::remove_file(&path);
-            *slot = Slot::Value(value.clone());
-            Some(value)
-        }
     }
 }

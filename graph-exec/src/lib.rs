@@ -37,6 +37,7 @@ mod request;
 mod scheduler;
 mod sequential;
 mod startable;
+mod store;
 mod value;
 
 pub use compiled::CompiledGraph;
@@ -53,6 +54,7 @@ pub use request::{Output, Request};
 pub use scheduler::{HeldLimit, Overflow, Scheduler, SchedulerConfig, pressure_rise, run_order};
 pub use sequential::{Run, execute_sequential};
 pub use startable::Startable;
+pub use store::{ResultStore, StoreError};
 pub use value::{DecodeError, Dynamic, NotSpillable, Tagged, TaskValue};
 
 /// The README's example, compiled and run as a doctest.

@@ -2,17 +2,16 @@
 //! a static ordering, freeing every intermediate result as soon as it can.
 
 use std::borrow::Cow;
-use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
 use crate::{
-    Error, HeldLimit, OpRegistry, Request, Run, Scheduler, SchedulerConfig, Startable, TaskValue,
-    pressure_rise, run_order,
+    Error, HeldLimit, OpRegistry, Request, ResultStore, Run, Scheduler, SchedulerConfig, Startable,
+    TaskValue, pressure_rise, run_order,
 };
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
@@ -254,8 +253,7 @@ impl LocalExecutor {
             }),
             wake: Condvar::new(),
             startable: Startable::default(),
-            slots: (0..graph.len()).map(|_| Mutex::new(Slot::Empty)).collect(),
-            spill_dir: OnceLock::new(),
+            store: ResultStore::new(graph.len()),
             batch: if n_threads == 1 { 1 } else { BATCH },
             callbacks: options.callbacks,
             cancel: options.cancel.clone(),
@@ -282,16 +280,7 @@ impl LocalExecutor {
         if let Some(error) = state.error {
             return Err(error);
         }
-        let values: Vec<Option<T>> = shared
-            .slots
-            .into_iter()
-            .map(
-                |slot| match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
-                    Slot::Value(value) => Some(value),
-                    Slot::Empty | Slot::Spilled => None,
-                },
-            )
-            .collect();
+        let values = shared.store.into_values();
         Ok(Run {
             output: plan.shape(request, &values),
             stats: Stats {
@@ -323,25 +312,13 @@ struct State<'t> {
     error: Option<Error>,
 }
 
-/// Where a task's result is.
-enum Slot<T> {
-    /// Nowhere: not computed, or freed.
-    Empty,
-    /// In memory.
-    Value(T),
-    /// On disk, in the run's spill directory.
-    Spilled,
-}
-
 struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
     state: Mutex<State<'a>>,
     wake: Condvar,
     startable: Startable,
-    slots: Vec<Mutex<Slot<T>>>,
-    /// The private directory spilled results go to, made on the first spill
-    /// and removed (with what is in it) when the run ends.
-    spill_dir: OnceLock<tempfile::TempDir>,
+    /// The results, in memory or spilled.
+    store: ResultStore<T>,
     batch: usize,
     callbacks: Option<&'a dyn Callbacks>,
     cancel: Option<CancelHandle>,
@@ -462,7 +439,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             self.free(&mut freed);
             let ran = taken.len() as u32;
             for node in taken.drain(..) {
-                let bytes = if node.index() < self.slots.len() {
+                let bytes = if node.index() < self.plan.graph.len() {
                     match self.run_task(node, &mut stack, &mut times) {
                         Ok(bytes) => bytes,
                         Err(error) => {
@@ -510,13 +487,7 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             if self.plan.is_output[node.index()] {
                 continue;
             }
-            let old = std::mem::replace(&mut *lock(&self.slots[node.index()]), Slot::Empty);
-            if matches!(old, Slot::Spilled)
-                && let Some(path) = self.spill_path(node)
-            {
-                // A file not removed now goes with the directory at the end.
-                let _ = std::fs::remove_file(path);
-            }
+            self.store.free(node);
         }
     }
 
@@ -524,65 +495,19 @@ impl<T: TaskValue> Shared<'_, '_, T> {
     /// memory.
     fn spill(&self, nodes: &mut Vec<NodeId>) -> Result<(), Error> {
         for node in nodes.drain(..) {
-            let mut slot = lock(&self.slots[node.index()]);
-            let Slot::Value(value) = &*slot else {
-                continue;
-            };
-            let written = self
-                .make_spill_dir()
-                .and_then(|dir| graph_core::file::create_private(&spill_file(dir, node)))
-                .map_err(crate::OpError::from)
-                .and_then(|file| {
-                    let mut out = std::io::BufWriter::new(file);
-                    value.spill(&mut out)?;
-                    out.flush()?;
-                    Ok(())
-                });
-            written.map_err(|source| self.plan.spill_error(node, source))?;
-            *slot = Slot::Spilled;
+            self.store
+                .spill(node, |value, out| value.spill(out))
+                .map_err(|err| self.plan.spill_error(node, err))?;
         }
         Ok(())
-    }
-
-    /// The run's spill directory, made (private to its owner) on the first
-    /// spill.
-    fn make_spill_dir(&self) -> std::io::Result<&std::path::Path> {
-        if self.spill_dir.get().is_none() {
-            // Two workers spilling first at once each make one; the one not
-            // kept is removed as it drops.
-            let _ = self
-                .spill_dir
-                .set(graph_core::file::private_temp_dir("taskgraph-spill-")?);
-        }
-        Ok(self.spill_dir.get().expect("set above").path())
-    }
-
-    /// The file node `node`'s result is spilled to, once there is a spill
-    /// directory.
-    fn spill_path(&self, node: NodeId) -> Option<std::path::PathBuf> {
-        Some(spill_file(self.spill_dir.get()?.path(), node))
     }
 
     /// The value of `input`, read back from disk if it was spilled; `None`
     /// if it is not there, an error saying why if it cannot be read back.
     fn fetch(&self, input: NodeId) -> Result<Option<T>, String> {
-        let mut slot = lock(&self.slots[input.index()]);
-        match &*slot {
-            Slot::Value(value) => Ok(Some(value.clone())),
-            Slot::Empty => Ok(None),
-            Slot::Spilled => {
-                let Some(path) = self.spill_path(input) else {
-                    return Err("there is no spill directory".to_owned());
-                };
-                let value = std::fs::File::open(&path)
-                    .map_err(crate::OpError::from)
-                    .and_then(|file| T::unspill(&mut std::io::BufReader::new(file)))
-                    .map_err(|err| format!("{}: {err}", path.display()))?;
-                let _ = std::fs::remove_file(&path);
-                *slot = Slot::Value(value.clone());
-                Ok(Some(value))
-            }
-        }
+        self.store
+            .get(input, |file| T::unspill(file))
+            .map_err(|err| err.to_string())
     }
 
     /// Runs `node`'s task; returns the bytes of its result.
@@ -623,18 +548,13 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             })?;
         let bytes = self.plan.bytes_of(node, &value);
         if self.plan.data_dependents[i] > 0 || self.plan.is_output[i] {
-            *lock(&self.slots[i]) = Slot::Value(value);
+            self.store.put(node, value);
         }
         if let Some(callbacks) = self.callbacks {
             callbacks.posttask(key);
         }
         Ok(bytes)
     }
-}
-
-/// The file `node`'s result is spilled to in `dir`.
-fn spill_file(dir: &std::path::Path, node: NodeId) -> std::path::PathBuf {
-    dir.join(format!("n{}", node.index()))
 }
 
 /// Locks a mutex; a poisoned one is still usable, since every critical section

@@ -360,7 +360,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
     }
 
     /// The error for a result that could not be written to disk.
-    pub(crate) fn spill_error(&self, node: NodeId, source: crate::OpError) -> Error {
+    pub(crate) fn spill_error(&self, node: NodeId, source: impl std::fmt::Display) -> Error {
         Error::Spill {
             key: self.graph.key(node).clone(),
             message: source.to_string(),
