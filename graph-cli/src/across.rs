@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use graph_core::{Key, NodeId};
-use graph_distributed::{Cluster, ClusterProblem, Error, Interrupt, Job};
+use graph_distributed::{CancelHandle, Cluster, ClusterProblem, Error, Job};
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request};
 
 use crate::assign::{AssignReport, Placer, place};
@@ -24,19 +24,19 @@ use crate::supervise::{INTERRUPTED, SECRET_VARIABLE, on_signal};
 /// with exit status 130.
 pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<()> {
     quiet_timely_panics();
-    let interrupt = Interrupt::new();
+    let cancel = CancelHandle::new();
     {
-        let interrupt = interrupt.clone();
-        on_signal(move || stop(&interrupt));
+        let cancel = cancel.clone();
+        on_signal(move || stop(&cancel));
     }
     if args.supervised {
-        watch_supervisor(interrupt.clone());
+        watch_supervisor(cancel.clone());
     }
     let threads = args.threads.max(1);
     let cluster = Cluster::from_hostfile(hostfile, process, threads)?
         .with_connect_timeout(args.connect_timeout())
         .with_heartbeat_timeout(args.heartbeat_timeout())
-        .with_interrupt(interrupt);
+        .with_cancel(cancel);
     let cluster = secure(cluster, args)?;
     let graph = Arc::new(crate::graph_file::read(&args.file)?);
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
@@ -205,8 +205,8 @@ fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
 /// Stops the run: its workers stop at their next look and it removes its
 /// temporary files; should a long task hold it up, the process exits
 /// anyway soon after.
-fn stop(interrupt: &Interrupt) {
-    interrupt.interrupt();
+fn stop(cancel: &CancelHandle) {
+    cancel.cancel();
     std::thread::spawn(|| {
         std::thread::sleep(crate::supervise::STOP_GRACE);
         std::process::exit(INTERRUPTED);
@@ -216,7 +216,7 @@ fn stop(interrupt: &Interrupt) {
 /// A process started by `--processes` reads its standard input, a pipe
 /// whose other end its supervisor holds: the end of it means the
 /// supervisor has died (or wants the run to stop), and the run stops.
-fn watch_supervisor(interrupt: Interrupt) {
+fn watch_supervisor(cancel: CancelHandle) {
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
         let mut buf = [0_u8; 64];
@@ -228,7 +228,7 @@ fn watch_supervisor(interrupt: Interrupt) {
                 Err(_) => break,
             }
         }
-        stop(&interrupt);
+        stop(&cancel);
     });
 }
 

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use graph_exec::CancelHandle;
 
 use crate::Error;
 use crate::error::{ClusterProblem, HostfileProblem};
@@ -66,7 +67,7 @@ pub struct Cluster {
     connect_timeout: Duration,
     heartbeat_timeout: Duration,
     auth: Auth,
-    interrupt: Option<Interrupt>,
+    cancel: Option<CancelHandle>,
 }
 
 /// How the processes of a cluster know each other.
@@ -91,50 +92,6 @@ impl std::fmt::Debug for Auth {
     }
 }
 
-/// Stops a run from another thread (a signal handler, say): every worker
-/// of this process stops at its next look, and [`run`](crate::run) returns
-/// [`Error::Interrupted`]. Clones share one flag.
-///
-/// # Example
-///
-/// ```
-/// use graph_distributed::{Cluster, Interrupt};
-///
-/// let interrupt = Interrupt::new();
-/// let cluster = Cluster::local(2).with_interrupt(interrupt.clone());
-/// assert!(!interrupt.is_interrupted());
-/// interrupt.interrupt(); // from a Ctrl-C handler, say
-/// assert!(interrupt.is_interrupted());
-/// # drop(cluster);
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct Interrupt(Arc<AtomicBool>);
-
-impl Interrupt {
-    /// A flag not raised yet.
-    pub fn new() -> Interrupt {
-        Interrupt::default()
-    }
-
-    /// Raises the flag: the runs that watch it stop.
-    pub fn interrupt(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    /// Whether the flag is raised.
-    pub fn is_interrupted(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-impl PartialEq for Interrupt {
-    fn eq(&self, other: &Interrupt) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for Interrupt {}
-
 impl Cluster {
     /// One process with `threads` workers (at least one); nothing listens on
     /// the network.
@@ -146,7 +103,7 @@ impl Cluster {
             connect_timeout: CONNECT_TIMEOUT,
             heartbeat_timeout: HEARTBEAT_TIMEOUT,
             auth: Auth::Unset,
-            interrupt: None,
+            cancel: None,
         }
     }
 
@@ -273,10 +230,24 @@ impl Cluster {
         self
     }
 
-    /// Watches `interrupt`: once it is raised, the run stops with
-    /// [`Error::Interrupted`].
-    pub fn with_interrupt(mut self, interrupt: Interrupt) -> Cluster {
-        self.interrupt = Some(interrupt);
+    /// Watches `cancel` (a signal handler's, say): once it is cancelled,
+    /// every worker of this process stops at its next look, and
+    /// [`run`](crate::run) returns [`Error::Interrupted`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_distributed::{CancelHandle, Cluster};
+    ///
+    /// let cancel = CancelHandle::new();
+    /// let cluster = Cluster::local(2).with_cancel(cancel.clone());
+    /// assert!(!cancel.is_cancelled());
+    /// cancel.cancel(); // from a Ctrl-C handler, say
+    /// assert!(cancel.is_cancelled());
+    /// # drop(cluster);
+    /// ```
+    pub fn with_cancel(mut self, cancel: CancelHandle) -> Cluster {
+        self.cancel = Some(cancel);
         self
     }
 
@@ -324,8 +295,8 @@ impl Cluster {
         &self.auth
     }
 
-    pub(crate) fn interrupt(&self) -> Option<&Interrupt> {
-        self.interrupt.as_ref()
+    pub(crate) fn cancel(&self) -> Option<&CancelHandle> {
+        self.cancel.as_ref()
     }
 }
 

@@ -24,7 +24,9 @@ use crate::cluster::{Auth, Cluster};
 use crate::error::{HandshakeProblem, Stray};
 use crate::handshake::{self, Channel, Failed, HANDSHAKE_TIMEOUT, Hello, Key};
 use crate::heartbeat::Monitor;
-use crate::{Error, Interrupt};
+use graph_exec::CancelHandle;
+
+use crate::Error;
 
 /// The most handshakes an accepting process runs at once; connections past
 /// that are closed at once.
@@ -236,7 +238,7 @@ fn dial(
         if stop.load(Ordering::Relaxed) {
             return Err(None);
         }
-        if interrupted(cluster.interrupt()) {
+        if cancelled(cluster.cancel()) {
             return Err(Some(Error::Interrupted));
         }
         let left = deadline.saturating_duration_since(Instant::now());
@@ -368,7 +370,7 @@ fn accept_all(
         if stop.load(Ordering::Relaxed) {
             return Err(None);
         }
-        if interrupted(cluster.interrupt()) {
+        if cancelled(cluster.cancel()) {
             return Err(Some(Error::Interrupted));
         }
         if Instant::now() >= deadline {
@@ -452,8 +454,8 @@ fn accept_one(
     Ok((dialer.process as usize, dialer.channel, stream))
 }
 
-fn interrupted(interrupt: Option<&Interrupt>) -> bool {
-    interrupt.is_some_and(Interrupt::is_interrupted)
+fn cancelled(cancel: Option<&CancelHandle>) -> bool {
+    cancel.is_some_and(CancelHandle::is_cancelled)
 }
 
 fn resolve(address: &str) -> std::io::Result<SocketAddr> {

@@ -133,7 +133,7 @@ pub enum Error {
         /// Its address.
         address: String,
     },
-    /// The run was interrupted ([`Interrupt`](crate::Interrupt)).
+    /// The run was cancelled ([`Cluster::with_cancel`](crate::Cluster::with_cancel)).
     #[error("the run was interrupted")]
     Interrupted,
     /// The timely runtime could not start.

@@ -41,8 +41,9 @@ mod run;
 mod runner;
 mod transfer;
 
-pub use cluster::{Cluster, Interrupt, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
+pub use cluster::{Cluster, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
+pub use graph_exec::CancelHandle;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};

@@ -26,7 +26,7 @@ use crate::heartbeat::Monitor;
 use crate::message::{Abort, Body, Message};
 use crate::prepared::PreparedGraph;
 use crate::transfer::{self, Incoming, Outgoing, Piece, Received};
-use crate::{Cluster, Error, Interrupt, Job, Runner};
+use crate::{CancelHandle, Cluster, Error, Job, Runner};
 
 /// Why a worker's runner could not be made: any error of the caller's.
 pub type RunnerError = Box<dyn std::error::Error + Send + Sync>;
@@ -124,7 +124,8 @@ pub struct WorkerStats {
 /// and worker), in every process; [`Error::Lost`] when another process goes
 /// away, [`Error::Silent`] when one sends no heartbeat for the heartbeat
 /// timeout, [`Error::Interrupted`] when the cluster's
-/// [`Interrupt`](crate::Interrupt) is raised.
+/// [`CancelHandle`](crate::CancelHandle) is cancelled
+/// ([`Cluster::with_cancel`]).
 ///
 /// # Example
 ///
@@ -241,7 +242,7 @@ where
         completed: AtomicUsize::new(0),
         ended: (Mutex::new(0), Condvar::new()),
         monitor,
-        interrupt: cluster.interrupt().cloned(),
+        cancel: cluster.cancel().cloned(),
     });
     let guards = {
         let shared = Arc::clone(&shared);
@@ -348,7 +349,7 @@ struct Shared<V> {
     ended: (Mutex<usize>, Condvar),
     /// The heartbeats of a run across processes.
     monitor: Option<Monitor>,
-    interrupt: Option<Interrupt>,
+    cancel: Option<CancelHandle>,
 }
 
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;
@@ -402,13 +403,9 @@ impl<V> Shared<V> {
     }
 
     /// Why this process's workers must stop before the run ends, if they
-    /// must: an interrupt, or another process silent or gone.
+    /// must: a cancel, or another process silent or gone.
     fn stop_reason(&self) -> Option<Error> {
-        if self
-            .interrupt
-            .as_ref()
-            .is_some_and(Interrupt::is_interrupted)
-        {
+        if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
             return Some(Error::Interrupted);
         }
         let monitor = self.monitor.as_ref()?;

@@ -1,4 +1,4 @@
-//! An [`Interrupt`] stops a run from another thread: while its workers run
+//! A [`CancelHandle`] stops a run from another thread: while its workers run
 //! tasks, and while a process still waits for the others to connect.
 
 mod common;
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{loopback, member, nobody_at};
 use graph_core::{Dag, NodeId, TaskGraph, Term};
-use graph_distributed::{Cluster, Error, Interrupt, Job, Runner, run};
+use graph_distributed::{CancelHandle, Cluster, Error, Job, Runner, run};
 use graph_exec::TaskFailure;
 
 /// Tasks that take 10 ms each.
@@ -41,11 +41,11 @@ fn chain(n: usize) -> (Arc<TaskGraph>, Job) {
     (Arc::new(graph), job)
 }
 
-fn interrupt_soon(interrupt: &Interrupt) {
+fn interrupt_soon(interrupt: &CancelHandle) {
     let interrupt = interrupt.clone();
     thread::spawn(move || {
         thread::sleep(Duration::from_millis(200));
-        interrupt.interrupt();
+        interrupt.cancel();
     });
 }
 
@@ -53,8 +53,8 @@ fn interrupt_soon(interrupt: &Interrupt) {
 fn an_interrupt_stops_a_running_run() {
     // A minute of work if nothing stops it.
     let (graph, job) = chain(6000);
-    let interrupt = Interrupt::new();
-    let cluster = Cluster::local(2).with_interrupt(interrupt.clone());
+    let interrupt = CancelHandle::new();
+    let cluster = Cluster::local(2).with_cancel(interrupt.clone());
     interrupt_soon(&interrupt);
     let err = run(graph, job, &cluster, |_, _| Ok(Box::new(Slow))).unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err}");
@@ -63,12 +63,12 @@ fn an_interrupt_stops_a_running_run() {
 #[test]
 fn an_interrupt_stops_a_process_waiting_for_the_others() {
     let (graph, job) = chain(10);
-    let interrupt = Interrupt::new();
+    let interrupt = CancelHandle::new();
     let mut addresses = loopback(2);
     addresses[0] = nobody_at();
     let cluster = member(&addresses, 1, 1)
         .with_connect_timeout(Duration::from_secs(600))
-        .with_interrupt(interrupt.clone());
+        .with_cancel(interrupt.clone());
     interrupt_soon(&interrupt);
     let err = run(graph, job, &cluster, |_, _| Ok(Box::new(Slow))).unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err}");

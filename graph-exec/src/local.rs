@@ -59,6 +59,15 @@ impl CancelHandle {
     }
 }
 
+/// Two handles are equal when they are clones of one.
+impl PartialEq for CancelHandle {
+    fn eq(&self, other: &CancelHandle) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CancelHandle {}
+
 /// Options of one [`LocalExecutor::run`]; `Default` runs in a depth-first
 /// post-order with no callbacks.
 #[derive(Clone, Default)]
