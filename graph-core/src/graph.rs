@@ -179,11 +179,11 @@ impl TaskGraph {
             Body::Opaque(deps) => deps.iter().map(Key::nesting).max().unwrap_or(0),
         }
         .max(key.nesting());
-        if levels > crate::json::MAX_NESTING {
+        if levels > crate::limits::MAX_NESTING {
             return Err(Error::TooDeep {
                 key,
                 levels,
-                limit: crate::json::MAX_NESTING,
+                limit: crate::limits::MAX_NESTING,
             });
         }
         let node = match self.tasks.entry(key) {

@@ -31,6 +31,7 @@ mod graph;
 pub mod json;
 mod key;
 mod key_table;
+mod limits;
 mod node;
 mod references;
 mod shape;

@@ -35,24 +35,7 @@ use crate::{Error, Key, Shape, TaskAt, TaskGraph, Term, Value};
 /// The value of the `"format"` field.
 pub const FORMAT: &str = "taskgraph-json/1";
 
-/// How deep terms and keys may nest, counting each term object (`ref`,
-/// `call`, `list`) and each key array as a level. The reader itself takes any depth (it grows its stack as it goes),
-/// but terms are walked, copied, compared and dropped by recursion, and this
-/// many levels is what those hold on a thread's default 2 MiB stack in an
-/// optimized build. The optimizer's output nests far less by default (see
-/// graph-optimize's `DEFAULT_MAX_DEPTH`).
-pub const MAX_NESTING: usize = 8_192;
-
-/// The most bytes of a string in a key, of an op name and of a field name
-/// (64 KiB): longer ones are an error naming the line and task, given as
-/// soon as the reader is that far into the string, so a hostile file never
-/// makes it hold more.
-pub const MAX_NAME_BYTES: usize = 64 * 1024;
-
-/// The most bytes of a string literal in a term (256 MiB): longer ones are
-/// an error naming the line and task, given before more of the string is
-/// held. Larger values are computed at run time, not written into graphs.
-pub const MAX_STRING_BYTES: usize = 256 * 1024 * 1024;
+pub use crate::limits::{MAX_NAME_BYTES, MAX_NESTING, MAX_STRING_BYTES};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 

@@ -1,0 +1,111 @@
+//! One worker's timely dataflow: an exchange channel that routes each
+//! message to the worker it names, and the loop that takes in messages, runs
+//! ready tasks, sends what they give and ends when every worker has.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::{Input, Probe};
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::worker::Worker;
+
+use super::worker::{Outbox, State};
+use super::{Shared, WorkerResult};
+use crate::message::{Abort, Body, Message};
+
+/// How long an idle worker sleeps before it looks again, at most.
+const PARK: Duration = Duration::from_millis(100);
+
+/// One worker's share of the run.
+pub(super) fn work<V: timely::ExchangeData + Clone>(
+    worker: &mut Worker,
+    shared: &Shared<V>,
+) -> WorkerResult<V> {
+    let inbox: Rc<RefCell<Vec<Message<V>>>> = Rc::default();
+    let mut input: Outbox<V> = InputHandle::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let inbox = Rc::clone(&inbox);
+        scope
+            .input_from(&mut input)
+            .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                Exchange::new(|message: &Message<V>| u64::from(message.to)),
+                "Deliver",
+                move |_capability, _info| {
+                    move |input, _output| {
+                        input.for_each(|_time, data| inbox.borrow_mut().append(data));
+                    }
+                },
+            )
+            .probe_with(&probe);
+    });
+
+    let graph = &*shared.graph;
+    let me = worker.index();
+    let mut state = State::new(shared, me, worker.peers());
+    let mut runner = match (shared.make_runner)(graph, me) {
+        Ok(runner) => Some(runner),
+        Err(error) => {
+            state.abort(
+                Abort::Runner {
+                    worker: me as u32,
+                    message: error.to_string(),
+                },
+                &mut input,
+            );
+            None
+        }
+    };
+    let mut input = Some(input);
+    loop {
+        if let Some(err) = shared.stop_reason() {
+            return Err(err);
+        }
+        let delivered = std::mem::take(&mut *inbox.borrow_mut());
+        for message in delivered {
+            state.receive(message, runner.as_deref(), input.as_mut());
+        }
+        if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
+            state.run_ready(&mut **runner, handle);
+        }
+        if let Some(handle) = input.as_mut() {
+            state.pump(handle);
+        }
+        if state.unsent
+            && let Some(handle) = input.as_mut()
+        {
+            // Closing an epoch is what pushes the exchange channel's buffers
+            // out to their workers.
+            let next = handle.time() + 1;
+            handle.advance_to(next);
+            state.unsent = false;
+        }
+        if state.finished()
+            && let Some(mut handle) = input.take()
+        {
+            if me != 0 {
+                handle.send(Message {
+                    to: 0,
+                    body: Body::Finished(state.stats()),
+                });
+            }
+            handle.close();
+        }
+        if probe.done() {
+            shared.completed.fetch_add(1, Ordering::SeqCst);
+            break;
+        }
+        if state.has_ready() && input.is_some() {
+            worker.step();
+        } else {
+            worker.step_or_park(Some(PARK));
+        }
+    }
+    runner.take();
+    state.into_result()
+}
