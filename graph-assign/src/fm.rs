@@ -18,7 +18,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::multilevel::{Level, cut_weight};
+use crate::level::{Level, cut_weight};
 
 /// Moves in a row without a new best after which a search gives up.
 const STALL: usize = 48;

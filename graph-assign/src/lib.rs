@@ -43,11 +43,13 @@ mod fm;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod inputs;
+mod level;
 mod list;
 mod mars;
 mod metrics;
-mod multilevel;
 mod partition;
+mod refine;
+mod seed;
 mod workers;
 
 pub use decide_worker::{ClusterState, DEFAULT_BANDWIDTH, assign_greedy, decide_worker};

@@ -4,7 +4,9 @@
 use graph_core::{Dag, Topology};
 
 use crate::inputs::{check_len, check_sizes, dependency_post_order, loads, order_by_priority};
-use crate::multilevel::{Level, Refiner, bfs_order, blocks, cut_weight, grow};
+use crate::level::{Level, cut_weight};
+use crate::refine::Refiner;
+use crate::seed::{bfs_order, blocks, grow};
 use crate::{Assignment, Error, Workers};
 
 /// The balance bound [`assign`] keeps by default: no worker above 3% over

@@ -6,7 +6,9 @@ use graph_core::{Dag, Topology};
 
 use super::{Fm, merge_pieces};
 use crate::inputs::dependency_post_order;
-use crate::multilevel::{Level, Refiner, blocks, cut_weight};
+use crate::level::{Level, cut_weight};
+use crate::refine::Refiner;
+use crate::seed::blocks;
 
 /// The finest level of `dag` in id order, unit weights.
 fn level_of(dag: &Topology) -> Level {
