@@ -3,7 +3,6 @@
 //! output; `supervise` and `across` run a graph across processes, and
 //! `demo` tells the whole story.
 
-mod across;
 mod assign;
 mod busy;
 mod demo;
@@ -17,9 +16,9 @@ mod order;
 mod progress;
 mod rewrite;
 mod run;
+mod signals;
 mod stages;
 mod stats;
-mod supervise;
 mod viz;
 
 use std::io::Write as _;
@@ -74,10 +73,10 @@ fn main() -> ExitCode {
     // `run` (and `demo`, which runs across processes) stop their runs on a
     // signal themselves; elsewhere an interrupt leaves no temporary file.
     if !matches!(cli.command, Command::Run(_) | Command::Demo(_)) {
-        supervise::on_signal(|| {
+        signals::on_signal(|| {
             graph_core::file::remove_temporary_files();
             let _ = writeln!(std::io::stderr(), "interrupted");
-            std::process::exit(supervise::INTERRUPTED);
+            std::process::exit(signals::INTERRUPTED);
         });
     }
     let result = match cli.command {

@@ -16,29 +16,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::run::Args;
+use super::across::SECRET_VARIABLE;
+use super::args::Args;
+use crate::signals::{INTERRUPTED, STOP_GRACE, on_signal};
 
 /// How long the other processes get to stop on their own once one has
 /// failed, before they are killed.
 const GRACE: Duration = Duration::from_secs(10);
-
-/// How long an interrupted process takes to end its run and remove its
-/// temporary files before it exits regardless.
-pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
-
-/// The exit status of an interrupted run (as a shell reports SIGINT).
-pub(crate) const INTERRUPTED: i32 = 130;
-
-/// Where a process of a run across hosts finds the run's shared secret
-/// (unless `--secret-file` says).
-pub(crate) const SECRET_VARIABLE: &str = "TASKGRAPH_SECRET";
-
-/// Calls `handler` on SIGINT (Ctrl-C), SIGTERM or SIGHUP.
-pub(crate) fn on_signal(handler: impl FnMut() + Send + 'static) {
-    // Only one handler per process: `run` sets it once, for the supervisor
-    // or for a worker process, never both.
-    let _ = ctrlc::set_handler(handler);
-}
 
 /// Starts `processes` worker processes of this program on loopback ports,
 /// each joining the run as `--hostfile H --process I`; process 0 prints the

@@ -13,14 +13,20 @@ use graph_core::{Key, NodeId};
 use graph_distributed::{CancelHandle, Cluster, ClusterProblem, Error, Job};
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request};
 
+use super::args::Args;
+use super::local::priorities_for;
+use super::report::{Across, RunReport};
 use crate::assign::{AssignReport, Placer, place};
-use crate::run::{Across, Args, RunReport};
-use crate::supervise::{INTERRUPTED, SECRET_VARIABLE, on_signal};
+use crate::signals::{INTERRUPTED, STOP_GRACE, on_signal};
 
 /// Process `process` of the run that `hostfile` lists: reads the graph,
 /// places and orders it as every other process does, runs its workers'
 /// share, and (process 0) prints the results. Ctrl-C (or SIGTERM), and for
 /// a process started by `--processes` its supervisor's death, end the run
+/// Where a process of a run across hosts finds the run's shared secret
+/// (unless `--secret-file` says).
+pub(crate) const SECRET_VARIABLE: &str = "TASKGRAPH_SECRET";
+
 /// with exit status 130.
 pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<()> {
     quiet_timely_panics();
@@ -51,7 +57,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             place(&graph, &workers, Placer::Time)?.0.into_vec()
         }
     };
-    let priorities = crate::run::priorities_for(&graph)?;
+    let priorities = priorities_for(&graph)?;
     let mut job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities);
     if let Some(bytes) = args.memory_limit {
         job = job.with_memory_limit(bytes);
@@ -208,7 +214,7 @@ fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
 fn stop(cancel: &CancelHandle) {
     cancel.cancel();
     std::thread::spawn(|| {
-        std::thread::sleep(crate::supervise::STOP_GRACE);
+        std::thread::sleep(STOP_GRACE);
         std::process::exit(INTERRUPTED);
     });
 }
