@@ -4,11 +4,13 @@
 //! (`graph_core::json` re-exports them).
 
 /// How deep terms and keys may nest, counting each term object (`ref`,
-/// `call`, `list`) and each key array as a level. The reader itself takes any depth (it grows its stack as it goes),
-/// but terms are walked, copied, compared and dropped by recursion, and this
-/// many levels is what those hold on a thread's default 2 MiB stack in an
-/// optimized build. The optimizer's output nests far less by default (see
-/// graph-optimize's `DEFAULT_MAX_DEPTH`).
+/// `call`, `list`) and each key array as a level. The reader takes any
+/// depth (it grows its own stack), and terms are walked, written, compared
+/// and dropped without recursion; keys are compared, hashed, shown and
+/// dropped by recursion, and this many levels is what those hold on a
+/// thread's default 2 MiB stack in an optimized build. The optimizer's
+/// output nests far less by default (see graph-optimize's
+/// `DEFAULT_MAX_DEPTH`).
 pub const MAX_NESTING: usize = 8_192;
 
 /// The most bytes of a string in a key, of an op name and of a field name

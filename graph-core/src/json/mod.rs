@@ -27,7 +27,6 @@ use std::path::Path;
 use self::fast::{Bail, GraphSink, Reader, ShapeSink};
 use self::read::{check, parse};
 use self::source::{Chunked, Source, prefetched};
-use self::write::TaskRecord;
 use crate::error::Problem;
 use crate::graph::{Body, Task};
 use crate::{Error, Key, Shape, TaskAt, TaskGraph, Term, Value};
@@ -542,7 +541,7 @@ pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
         check_depth(key, task)?;
         check_finite(key, task)?;
         out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        serde_json::to_writer(&mut out, &TaskRecord { key, task }).map_err(io::Error::from)?;
+        write::task_record(&mut out, key, task)?;
     }
     out.write_all(b"\n]}\n")?;
     out.flush()?;
@@ -586,13 +585,25 @@ fn check_finite(key: &Key, task: &Task) -> Result<(), Error> {
             _ => None,
         }
     }
+    // Terms nest up to `MAX_NESTING` levels: walked with a stack of their
+    // own, not by recursion.
     fn term_float(term: &Term) -> Option<f64> {
-        match term {
-            Term::Lit(Value::Float(x)) if !x.is_finite() => Some(*x),
-            Term::Lit(_) => None,
-            Term::Ref(key) => key_float(key),
-            Term::Call { args: items, .. } | Term::List(items) => items.iter().find_map(term_float),
+        let mut stack = vec![term];
+        while let Some(term) = stack.pop() {
+            match term {
+                Term::Lit(Value::Float(x)) if !x.is_finite() => return Some(*x),
+                Term::Lit(_) => {}
+                Term::Ref(key) => {
+                    if let Some(x) = key_float(key) {
+                        return Some(x);
+                    }
+                }
+                Term::Call { args: items, .. } | Term::List(items) => {
+                    stack.extend(items.iter().rev());
+                }
+            }
         }
+        None
     }
     let found = key_float(key)
         .or_else(|| match &task.body {
