@@ -1,6 +1,6 @@
 //! `fuse`'s width heuristics: dask's `test_fuse_reductions_single_input`
-//! and `test_fuse_reductions_multiple_input`, every graph and every
-//! `(ave_width, rename_keys)` sub-case. `f(*args) = args`; dask's expected
+//! and `test_fuse_reductions_multiple_input`, one test per graph, each with
+//! every `(ave_width, rename_keys)` sub-case. `f(*args) = args`; dask's expected
 //! graphs are given here in our notation (a bare name is a reference).
 
 mod common;
@@ -40,8 +40,8 @@ fn check(text: &str, cases: Vec<(f64, bool, Option<Expect>)>) {
 }
 
 #[test]
-fn single_input() {
-    // test_fuse_reductions_single_input
+fn single_input_g1() {
+    // dask's test_fuse_reductions_single_input, graph G1.
     let g1 = "
         a = 1
         b1 = f(a)
@@ -72,6 +72,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g2() {
+    // dask's test_fuse_reductions_single_input, graph G2.
     let g2 = "
         a = 1
         b1 = f(a)
@@ -103,6 +108,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g3() {
+    // dask's test_fuse_reductions_single_input, graph G3.
     let g3 = "
         a = 1
         b1 = f(a)
@@ -133,6 +143,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g4() {
+    // dask's test_fuse_reductions_single_input, graph G4.
     let g4 = "
         a = 1
         b1 = f(a)
@@ -169,6 +184,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g5() {
+    // dask's test_fuse_reductions_single_input, graph G5.
     let g5 = "
         a = 1
         b1 = f(a)
@@ -247,6 +267,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g6() {
+    // dask's test_fuse_reductions_single_input, graph G6.
     let g6 = "
         a = 1
         b1 = f(a)
@@ -397,6 +422,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g7() {
+    // dask's test_fuse_reductions_single_input, graph G7.
     let g7 = "
         a = 1
         b1 = f(a)
@@ -667,6 +697,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g8() {
+    // dask's test_fuse_reductions_single_input, graph G8.
     let g8 = "
         a = 1
         b = f(a)
@@ -691,6 +726,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g9() {
+    // dask's test_fuse_reductions_single_input, graph G9.
     let g9 = "
         a = 1
         b = f(a)
@@ -717,6 +757,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g10() {
+    // dask's test_fuse_reductions_single_input, graph G10.
     let g10 = "
         a = 1
         b = f(a)
@@ -745,6 +790,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g11() {
+    // dask's test_fuse_reductions_single_input, graph G11.
     let g11 = "
         a = 1
         b1 = f(a)
@@ -818,6 +868,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g12() {
+    // dask's test_fuse_reductions_single_input, graph G12.
     let g12 = "
         a = 1
         b1 = f(a)
@@ -891,6 +946,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g13() {
+    // dask's test_fuse_reductions_single_input, graph G13.
     let g13 = "
         a = 1
         b1 = f(a)
@@ -937,6 +997,11 @@ fn single_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn single_input_g14() {
+    // dask's test_fuse_reductions_single_input, graph G14.
     let g14 = "
         a = 1
         b = f(a)
@@ -975,8 +1040,8 @@ fn single_input() {
 }
 
 #[test]
-fn multiple_input() {
-    // test_fuse_reductions_multiple_input; dask notes that a more aggressive heuristic could fuse G4 at ave_width 2.
+fn multiple_input_g1() {
+    // dask's test_fuse_reductions_multiple_input, graph G1.
     let g1 = "
         a1 = 1
         a2 = 2
@@ -1022,6 +1087,11 @@ fn multiple_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn multiple_input_g2() {
+    // dask's test_fuse_reductions_multiple_input, graph G2.
     let g2 = "
         a1 = 1
         a2 = 2
@@ -1058,6 +1128,11 @@ fn multiple_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn multiple_input_g3() {
+    // dask's test_fuse_reductions_multiple_input, graph G3.
     let g3 = "
         a1 = 1
         a2 = 2
@@ -1098,6 +1173,12 @@ fn multiple_input() {
             ),
         ],
     );
+}
+
+#[test]
+fn multiple_input_g4() {
+    // dask's test_fuse_reductions_multiple_input, graph G4.
+    // Dask notes that a more aggressive heuristic could fuse G4 at ave_width 2.
     let g4 = "
         a1 = 1
         a2 = 2
