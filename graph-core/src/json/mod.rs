@@ -537,11 +537,12 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
 pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
     let mut out = BufWriter::with_capacity(1 << 16, writer);
     write!(out, "{{\"format\":\"{FORMAT}\",\"tasks\":[")?;
+    let mut records = write::Records::default();
     for (i, (key, task)) in graph.iter().enumerate() {
         check_depth(key, task)?;
         check_finite(key, task)?;
         out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        write::task_record(&mut out, key, task)?;
+        records.write(&mut out, key, task)?;
     }
     out.write_all(b"\n]}\n")?;
     out.flush()?;
@@ -588,7 +589,13 @@ fn check_finite(key: &Key, task: &Task) -> Result<(), Error> {
     // Terms nest up to `MAX_NESTING` levels: walked with a stack of their
     // own, not by recursion.
     fn term_float(term: &Term) -> Option<f64> {
-        let mut stack = vec![term];
+        let items = match term {
+            Term::Lit(Value::Float(x)) if !x.is_finite() => return Some(*x),
+            Term::Lit(_) => return None,
+            Term::Ref(key) => return key_float(key),
+            Term::Call { args: items, .. } | Term::List(items) => items,
+        };
+        let mut stack: Vec<&Term> = items.iter().rev().collect();
         while let Some(term) = stack.pop() {
             match term {
                 Term::Lit(Value::Float(x)) if !x.is_finite() => return Some(*x),

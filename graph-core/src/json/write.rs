@@ -11,37 +11,11 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use crate::graph::{Body, Task};
 use crate::{Key, Term, Value};
 
-/// Writes one task record: `{"key": KEY, "task": TERM}` (or `"deps"`), then
-/// `"size"` and `"cost"` when given. The same bytes as the serde forms
-/// below, written without recursion.
-pub(super) fn task_record(out: &mut impl Write, key: &Key, task: &Task) -> io::Result<()> {
-    let Task { body, size, cost } = task;
-    out.write_all(b"{\"key\":")?;
-    write_key(out, key)?;
-    match body {
-        Body::Term(term) => {
-            out.write_all(b",\"task\":")?;
-            write_term(out, term)?;
-        }
-        Body::Opaque(deps) => {
-            out.write_all(b",\"deps\":[")?;
-            for (i, dep) in deps.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                write_key(out, dep)?;
-            }
-            out.write_all(b"]")?;
-        }
-    }
-    if let Some(size) = size {
-        write!(out, ",\"size\":{size}")?;
-    }
-    if let Some(cost) = cost {
-        out.write_all(b",\"cost\":")?;
-        scalar(out, cost)?;
-    }
-    out.write_all(b"}")
+/// Writes task records, with one stack for all of them: terms and keys
+/// nest deep, and their walk must not recurse.
+#[derive(Default)]
+pub(super) struct Records<'g> {
+    stack: Vec<Step<'g>>,
 }
 
 /// One step of writing: a term or key still to write, or bytes that close
@@ -52,59 +26,108 @@ enum Step<'a> {
     Bytes(&'static [u8]),
 }
 
-/// Pushes `items`, separated by commas, so that they pop in order.
-fn push_items<'a, T: 'a>(
-    stack: &mut Vec<Step<'a>>,
-    items: &'a [T],
-    step: impl Fn(&'a T) -> Step<'a>,
-) {
-    for (i, item) in items.iter().enumerate().rev() {
-        stack.push(step(item));
-        if i > 0 {
-            stack.push(Step::Bytes(b","));
+impl<'g> Records<'g> {
+    /// Writes one task record: `{"key": KEY, "task": TERM}` (or `"deps"`),
+    /// then `"size"` and `"cost"` when given: the bytes the serde forms
+    /// below give, written without recursion.
+    pub(super) fn write(
+        &mut self,
+        out: &mut impl Write,
+        key: &'g Key,
+        task: &'g Task,
+    ) -> io::Result<()> {
+        let Task { body, size, cost } = task;
+        out.write_all(b"{\"key\":")?;
+        self.key(out, key)?;
+        match body {
+            Body::Term(term) => {
+                out.write_all(b",\"task\":")?;
+                self.term(out, term)?;
+            }
+            Body::Opaque(deps) => {
+                out.write_all(b",\"deps\":[")?;
+                for (i, dep) in deps.iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b",")?;
+                    }
+                    self.key(out, dep)?;
+                }
+                out.write_all(b"]")?;
+            }
+        }
+        if let Some(size) = size {
+            write!(out, ",\"size\":{size}")?;
+        }
+        if let Some(cost) = cost {
+            out.write_all(b",\"cost\":")?;
+            scalar(out, cost)?;
+        }
+        out.write_all(b"}")
+    }
+
+    fn term(&mut self, out: &mut impl Write, term: &'g Term) -> io::Result<()> {
+        match term {
+            Term::Lit(value) => scalar(out, value),
+            _ => {
+                self.stack.push(Step::Term(term));
+                self.drain(out)
+            }
         }
     }
-}
 
-fn write_term(out: &mut impl Write, term: &Term) -> io::Result<()> {
-    write_steps(out, vec![Step::Term(term)])
-}
-
-fn write_key(out: &mut impl Write, key: &Key) -> io::Result<()> {
-    write_steps(out, vec![Step::Key(key)])
-}
-
-fn write_steps<'a>(out: &mut impl Write, mut stack: Vec<Step<'a>>) -> io::Result<()> {
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Bytes(bytes) => out.write_all(bytes)?,
-            Step::Term(Term::Lit(value)) => scalar(out, value)?,
-            Step::Term(Term::Ref(key)) => {
-                out.write_all(b"{\"ref\":")?;
-                stack.push(Step::Bytes(b"}"));
-                stack.push(Step::Key(key));
+    fn key(&mut self, out: &mut impl Write, key: &'g Key) -> io::Result<()> {
+        match key {
+            Key::Tuple(_) => {
+                self.stack.push(Step::Key(key));
+                self.drain(out)
             }
-            Step::Term(Term::Call { op, args }) => {
-                out.write_all(b"{\"call\":")?;
-                scalar(out, op.as_str())?;
-                out.write_all(b",\"args\":[")?;
-                stack.push(Step::Bytes(b"]}"));
-                push_items(&mut stack, args, Step::Term);
-            }
-            Step::Term(Term::List(items)) => {
-                out.write_all(b"{\"list\":[")?;
-                stack.push(Step::Bytes(b"]}"));
-                push_items(&mut stack, items, Step::Term);
-            }
-            Step::Key(Key::Tuple(parts)) => {
-                out.write_all(b"[")?;
-                stack.push(Step::Bytes(b"]"));
-                push_items(&mut stack, parts, Step::Key);
-            }
-            Step::Key(key) => scalar(out, key)?,
+            _ => scalar(out, key),
         }
     }
-    Ok(())
+
+    /// Writes the steps on the stack until it is empty.
+    fn drain(&mut self, out: &mut impl Write) -> io::Result<()> {
+        while let Some(step) = self.stack.pop() {
+            match step {
+                Step::Bytes(bytes) => out.write_all(bytes)?,
+                Step::Term(Term::Lit(value)) => scalar(out, value)?,
+                Step::Term(Term::Ref(key)) => {
+                    out.write_all(b"{\"ref\":")?;
+                    self.stack.push(Step::Bytes(b"}"));
+                    self.stack.push(Step::Key(key));
+                }
+                Step::Term(Term::Call { op, args }) => {
+                    out.write_all(b"{\"call\":")?;
+                    scalar(out, op.as_str())?;
+                    out.write_all(b",\"args\":[")?;
+                    self.stack.push(Step::Bytes(b"]}"));
+                    self.push_items(args, Step::Term);
+                }
+                Step::Term(Term::List(items)) => {
+                    out.write_all(b"{\"list\":[")?;
+                    self.stack.push(Step::Bytes(b"]}"));
+                    self.push_items(items, Step::Term);
+                }
+                Step::Key(Key::Tuple(parts)) => {
+                    out.write_all(b"[")?;
+                    self.stack.push(Step::Bytes(b"]"));
+                    self.push_items(parts, Step::Key);
+                }
+                Step::Key(key) => scalar(out, key)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Pushes `items`, separated by commas, so that they pop in order.
+    fn push_items<T>(&mut self, items: &'g [T], step: impl Fn(&'g T) -> Step<'g>) {
+        for (i, item) in items.iter().enumerate().rev() {
+            self.stack.push(step(item));
+            if i > 0 {
+                self.stack.push(Step::Bytes(b","));
+            }
+        }
+    }
 }
 
 /// A scalar (a literal, a string, a key that is no tuple) in serde_json's
