@@ -107,6 +107,27 @@ fn normalise(
     }
 }
 
+/// How many data leaves [`normalise`] sets aside: in dask's order they take
+/// the last priorities. The count does not depend on the tie-break.
+pub(crate) fn set_aside_count(topology: &Topology, is_data: &[bool]) -> usize {
+    if !is_data.iter().any(|&d| d) {
+        return 0;
+    }
+    let n = topology.node_count();
+    let mut removed = vec![LIVE; n];
+    let (mut ndeps, mut ndependents) = degrees(topology);
+    let tie: Vec<u32> = (0..n as u32).collect();
+    normalise(
+        topology,
+        &tie,
+        is_data,
+        &mut removed,
+        &mut ndeps,
+        &mut ndependents,
+    )
+    .len()
+}
+
 /// dask's per-task metrics of the normalised graph (§4 of the notes).
 pub(crate) struct Metrics {
     pub(crate) roots: Vec<NodeId>,

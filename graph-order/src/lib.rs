@@ -687,6 +687,42 @@ pub fn lower_bound(dag: &impl Dag) -> Result<u32, Error> {
     Ok(tree::lower_bound(&topology))
 }
 
+/// How many data leaves dask's order sets aside before ordering the rest:
+/// leaves that are data (`is_data`, one flag per node) with two or more
+/// dependencies, again as removals make new ones (data roots with two or
+/// more dependents leaving in between). [`Strategy::Dask`] gives them the
+/// last priorities, as dask does; a caller that reports dask's numbering
+/// (dask's `order` inserts them first) needs their count.
+///
+/// # Errors
+///
+/// [`Error::LengthMismatch`] when `is_data` is neither empty nor one flag
+/// per node, and [`Error::Graph`] for an invalid graph.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+///
+/// // 2 is data reading 0 and 1: set aside. 3 is data reading 0 only: kept.
+/// let dag = Topology::from_edges(4, [(0, 2), (1, 2), (0, 3)])?;
+/// let is_data = [false, false, true, true];
+/// assert_eq!(graph_order::set_aside_leaves(&dag, &is_data)?, 1);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn set_aside_leaves(dag: &impl Dag, is_data: &[bool]) -> Result<usize, Error> {
+    let topology = Topology::checked(dag)?;
+    let n = topology.node_count();
+    if !is_data.is_empty() && is_data.len() != n {
+        return Err(Error::LengthMismatch {
+            what: "is_data",
+            expected: n,
+            found: is_data.len(),
+        });
+    }
+    Ok(dask::set_aside_count(&topology, is_data))
+}
+
 /// dask's per-task ordering metrics, exposed for tests that port dask's tests
 /// of its private helpers (`ndependencies`, `_connecting_to_roots`); only with
 /// the `fuzzing` feature, which this crate's own tests turn on, so that it is

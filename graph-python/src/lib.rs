@@ -149,7 +149,8 @@ impl Prepared {
     ) -> PyResult<Bound<'py, PyDict>> {
         let sequence = order.sequence();
         let set_aside = if order.strategy() == Some(Strategy::Dask) {
-            set_aside_leaves(&self.topology, &self.is_data)
+            graph_order::set_aside_leaves(&self.topology, &self.is_data)
+                .map_err(|err| order_error(py, &self.keys, err))?
         } else {
             0
         };
@@ -187,81 +188,6 @@ impl Prepared {
         }
         Topology::from_dependency_rows(offsets, targets)
             .map_err(|err| PyValueError::new_err(err.to_string()))
-    }
-}
-
-/// How many data leaves dask's normalisation sets aside (and numbers last):
-/// leaves that are data and have two or more dependencies, repeated as
-/// removals make new leaves, with data roots of two or more dependents
-/// removed in between. This mirrors `Strategy::Dask`.
-fn set_aside_leaves(topology: &Topology, is_data: &[bool]) -> usize {
-    if !is_data.iter().any(|&d| d) {
-        return 0;
-    }
-    let n = topology.node_count();
-    let mut removed = vec![false; n];
-    let mut ndeps: Vec<u32> = topology
-        .node_ids()
-        .map(|v| topology.dependencies(v).len() as u32)
-        .collect();
-    let mut ndependents: Vec<u32> = topology
-        .node_ids()
-        .map(|v| topology.dependents(v).len() as u32)
-        .collect();
-    let mut leaves: Vec<NodeId> = topology
-        .node_ids()
-        .filter(|v| ndependents[v.index()] == 0)
-        .collect();
-    let mut roots: Vec<NodeId> = topology
-        .node_ids()
-        .filter(|v| ndeps[v.index()] == 0)
-        .collect();
-    let mut count = 0;
-    loop {
-        let mut removed_a_leaf = false;
-        let mut new_leaves = Vec::new();
-        for &leaf in &leaves {
-            let l = leaf.index();
-            if removed[l] || ndeps[l] == 0 || ndependents[l] != 0 {
-                continue;
-            }
-            if is_data[l] && ndeps[l] > 1 {
-                removed_a_leaf = true;
-                removed[l] = true;
-                count += 1;
-                for &d in topology.dependencies(leaf) {
-                    if !removed[d.index()] {
-                        ndependents[d.index()] -= 1;
-                        if ndependents[d.index()] == 0 {
-                            new_leaves.push(d);
-                        }
-                    }
-                }
-            }
-        }
-        let mut new_roots = Vec::new();
-        for &root in &roots {
-            let r = root.index();
-            if removed[r] || ndependents[r] == 0 || ndeps[r] != 0 {
-                continue;
-            }
-            if is_data[r] && ndependents[r] > 1 {
-                removed[r] = true;
-                for &d in topology.dependents(root) {
-                    if !removed[d.index()] {
-                        ndeps[d.index()] -= 1;
-                        if ndeps[d.index()] == 0 {
-                            new_roots.push(d);
-                        }
-                    }
-                }
-            }
-        }
-        if !removed_a_leaf {
-            return count;
-        }
-        leaves = new_leaves;
-        roots = new_roots;
     }
 }
 
