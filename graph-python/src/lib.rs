@@ -31,9 +31,6 @@ mod execute;
 mod graph;
 mod text;
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use graph_core::{Dag, NodeId, Topology};
 use graph_order::{Order, OrderConfig, Strategy};
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
@@ -245,38 +242,26 @@ pub(crate) fn read_priorities(
 }
 
 /// The order in which a scheduler following `given` runs `topology`: the
-/// ready task with the lowest priority first (ties by position). This is the
-/// order itself when it is a valid one, and a valid order close to it when
+/// ready task with the lowest priority first (ties by position), as
+/// graph-exec's one-thread run (`run_order`) takes it. This is the order
+/// itself when it is a valid one, and a valid order close to it when
 /// priorities repeat (dask can number two set-aside leaves alike).
-pub(crate) fn schedule(topology: &Topology, given: &[i64]) -> Vec<u32> {
-    let n = topology.node_count();
-    let mut missing: Vec<u32> = topology
-        .node_ids()
-        .map(|v| topology.dependencies(v).len() as u32)
-        .collect();
-    let mut ready: BinaryHeap<Reverse<(i64, u32)>> = topology
-        .node_ids()
-        .filter(|v| missing[v.index()] == 0)
-        .map(|v| Reverse((given[v.index()], v.as_u32())))
-        .collect();
-    let mut priorities = vec![0_u32; n];
-    let mut next = 0_u32;
-    while let Some(Reverse((_, node))) = ready.pop() {
-        priorities[node as usize] = next;
-        next += 1;
-        for &d in topology.dependents(NodeId::from_u32(node)) {
-            missing[d.index()] -= 1;
-            if missing[d.index()] == 0 {
-                ready.push(Reverse((given[d.index()], d.as_u32())));
-            }
-        }
+pub(crate) fn schedule(topology: &Topology, given: &[i64]) -> PyResult<Vec<u32>> {
+    // dask's priorities are any integers: ranked (ties by position) for it.
+    let mut by_priority: Vec<u32> = (0..given.len() as u32).collect();
+    by_priority.sort_unstable_by_key(|&i| (given[i as usize], i));
+    let mut ranks = vec![0_u32; given.len()];
+    for (rank, &node) in by_priority.iter().enumerate() {
+        ranks[node as usize] = rank as u32;
     }
-    priorities
+    let needed = vec![true; given.len()];
+    graph_exec::run_order(topology, &needed, &ranks)
+        .map_err(|err| PyValueError::new_err(err.to_string()))
 }
 
 /// The max pressure of `given` (a priority per task) on `topology`.
 pub(crate) fn max_pressure_of(topology: &Topology, given: &[i64]) -> PyResult<u32> {
-    let order = Order::from_priorities(topology, schedule(topology, given))
+    let order = Order::from_priorities(topology, schedule(topology, given)?)
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
     graph_order::max_pressure(topology, &order)
         .map_err(|err| PyValueError::new_err(err.to_string()))
