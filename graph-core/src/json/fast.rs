@@ -39,15 +39,34 @@ pub(crate) enum Bail {
     },
     /// A string longer than its limit, given up on before holding more of
     /// it.
-    TooLong {
-        /// Where it is (see [`Problem::TooLong`](crate::error::Problem::TooLong)).
-        what: &'static str,
-        limit: usize,
-        /// The offset of its first byte in the (uncompressed) text.
-        start: u64,
-        /// The task it is in, if any.
-        task: Option<TaskAt>,
-    },
+    TooLong(TooLong),
+}
+
+/// Where a string longer than its limit starts, and what it is.
+#[derive(Debug)]
+pub(crate) struct TooLong {
+    /// What it is (see [`Problem::TooLong`](crate::error::Problem::TooLong)).
+    what: &'static str,
+    limit: usize,
+    /// The offset of its first byte in the (uncompressed) text.
+    pub(crate) start: u64,
+    /// The task it is in, if any.
+    task: Option<TaskAt>,
+}
+
+impl TooLong {
+    /// The error, the string starting at `line` and `column`.
+    pub(crate) fn at(self, line: usize, column: usize) -> crate::Error {
+        crate::Error::Invalid {
+            line,
+            column,
+            task: self.task,
+            problem: crate::error::Problem::TooLong {
+                what: self.what,
+                limit: self.limit,
+            },
+        }
+    }
 }
 
 /// How long a string read whole may be, and what it is, for the error.
@@ -269,12 +288,12 @@ impl<I: Source> Input<I> {
             // Escapes decode to at most 4 bytes: checked before the next
             // run, the string holds at most `limit` + 4 bytes.
             if out.len() + (self.pos - start) > limit.bytes {
-                return Err(Bail::TooLong {
+                return Err(Bail::TooLong(TooLong {
                     what: limit.what,
                     limit: limit.bytes,
                     start: first,
                     task: None,
-                });
+                }));
             }
             out.extend_from_slice(&self.buf[start..self.pos]);
             match self.peek()? {
@@ -688,17 +707,13 @@ impl<I: Source> Reader<I> {
     /// `read`'s result, a string too long named with the task being read.
     fn in_task<T>(&self, read: Result<T>) -> Result<T> {
         read.map_err(|bail| match bail {
-            Bail::TooLong {
-                what, limit, start, ..
-            } => Bail::TooLong {
-                what,
-                limit,
-                start,
+            Bail::TooLong(long) => Bail::TooLong(TooLong {
                 task: Some(TaskAt {
                     index: self.index,
                     key: self.has_key.then(|| self.table.decode(&self.task_code)),
                 }),
-            },
+                ..long
+            }),
             other => other,
         })
     }

@@ -171,7 +171,7 @@ pub(crate) fn every_reading(bytes: &[u8]) -> Readings {
     let graph = fast(bytes, read_graph);
     Readings {
         big_integer: matches!(graph, Err(Bail::BigInteger { .. })),
-        too_long: matches!(graph, Err(Bail::TooLong { .. })),
+        too_long: matches!(graph, Err(Bail::TooLong(_))),
         graph: graph.ok(),
         shape: fast(bytes, read_shape).ok(),
         serde: plain_text(bytes.to_vec()).and_then(|text| {
@@ -238,15 +238,11 @@ fn read_with<T>(
         Ok(value) => Ok(value),
         // A string too long is found again by streaming the file: the
         // document is not held whole.
-        Err(Bail::TooLong {
-            what,
-            limit,
-            start,
-            task,
-        }) => {
+        Err(Bail::TooLong(long)) => {
             let file = std::fs::File::open(path).map_err(|err| within(Error::Io(err)))?;
-            let (line, column) = position(file, start).map_err(|err| within(Error::Io(err)))?;
-            Err(within(too_long(line, column, what, limit, task)))
+            let (line, column) =
+                position(file, long.start).map_err(|err| within(Error::Io(err)))?;
+            Err(within(long.at(line, column)))
         }
         // The document is read again, whole, by the reader of record.
         Err(bail) => {
@@ -270,14 +266,9 @@ fn from_bytes<T>(
     };
     match attempt {
         Ok(value) => Ok(value),
-        Err(Bail::TooLong {
-            what,
-            limit,
-            start,
-            task,
-        }) => {
-            let (line, column) = position(bytes, start)?;
-            Err(too_long(line, column, what, limit, task))
+        Err(Bail::TooLong(long)) => {
+            let (line, column) = position(bytes, long.start)?;
+            Err(long.at(line, column))
         }
         Err(bail) => {
             let text = plain_text(bytes.to_vec())?;
@@ -321,23 +312,6 @@ fn position(source: impl Read, offset: u64) -> io::Result<(usize, usize)> {
     Ok((line, column))
 }
 
-/// The error for a string longer than `limit` starting at `line` and
-/// `column`.
-fn too_long(
-    line: usize,
-    column: usize,
-    what: &'static str,
-    limit: usize,
-    task: Option<TaskAt>,
-) -> Error {
-    Error::Invalid {
-        line,
-        column,
-        task,
-        problem: Problem::TooLong { what, limit },
-    }
-}
-
 /// The text of a document, gzip or not.
 fn plain_text(bytes: Vec<u8>) -> Result<Vec<u8>, Error> {
     if bytes.starts_with(&GZIP_MAGIC) {
@@ -371,14 +345,9 @@ fn explain<T>(
             let last = usize::try_from(last).unwrap_or(usize::MAX).min(text.len());
             Err(big_integer(text, last, &digits, range, Some(task)))
         }
-        Bail::TooLong {
-            what,
-            limit,
-            start,
-            task,
-        } => {
-            let (line, column) = position(text, start)?;
-            Err(too_long(line, column, what, limit, task))
+        Bail::TooLong(long) => {
+            let (line, column) = position(text, long.start)?;
+            Err(long.at(line, column))
         }
     }
 }
