@@ -223,6 +223,15 @@ pub enum Error {
         /// Why not.
         message: String,
     },
+    /// A worker thread failed outside its tasks (a panic in the runner's
+    /// `bytes`, say); the other workers of its process stop with it.
+    #[error("worker {worker} failed: {message}")]
+    WorkerFailed {
+        /// The worker.
+        worker: usize,
+        /// The panic's message.
+        message: String,
+    },
     /// Another process went away (it died, or its connection broke) before
     /// the run finished.
     #[error("lost a process of the run: {detail}")]

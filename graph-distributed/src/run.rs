@@ -234,6 +234,7 @@ where
         make_runner: Box::new(make_runner),
         results: Mutex::new((0..threads).map(|_| None).collect()),
         completed: AtomicUsize::new(0),
+        failed: CancelHandle::new(),
         ended: (Mutex::new(0), Condvar::new()),
         monitor,
         cancel: cluster.cancel().cloned(),
@@ -306,7 +307,7 @@ where
 /// is named more than one that is not.
 fn weight(err: &Error) -> u8 {
     match err {
-        Error::Task { .. } => 0,
+        Error::Task { .. } | Error::WorkerFailed { .. } => 0,
         Error::Interrupted => 1,
         Error::Silent { .. } | Error::Lost { .. } => 2,
         Error::Disconnected { .. } => 4,
@@ -339,6 +340,9 @@ struct Shared<V> {
     /// How many worker threads saw the whole dataflow end (rather than
     /// stopping early).
     completed: AtomicUsize,
+    /// Raised when a worker thread of this process fails outside its
+    /// tasks: the others stop rather than wait for it.
+    failed: CancelHandle,
     /// How many worker threads have ended, and a signal on each end.
     ended: (Mutex<usize>, Condvar),
     /// The heartbeats of a run across processes.
@@ -355,8 +359,16 @@ fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &S
     let thread = worker.index() % shared.results_len();
     let result = catch_unwind(AssertUnwindSafe(|| dataflow::work(&mut worker, shared)))
         .unwrap_or_else(|payload| {
-            Err(Error::Disconnected {
-                detail: disconnection(&graph_exec::panic_message(&*payload)),
+            // The other workers of this process would wait for this one for
+            // ever: they stop at their next look.
+            shared.failed.cancel();
+            let message = graph_exec::panic_message(&*payload);
+            Err(match disconnection(&message) {
+                Some(detail) => Error::Disconnected { detail },
+                None => Error::WorkerFailed {
+                    worker: worker.index(),
+                    message,
+                },
             })
         });
     shared
@@ -402,6 +414,11 @@ impl<V> Shared<V> {
         if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
             return Some(Error::Interrupted);
         }
+        if self.failed.is_cancelled() {
+            return Some(Error::Disconnected {
+                detail: "another worker thread of this process failed".to_string(),
+            });
+        }
         let monitor = self.monitor.as_ref()?;
         if monitor.tripped() {
             monitor.problem()
@@ -411,11 +428,9 @@ impl<V> Shared<V> {
     }
 }
 
-/// What a panic of timely's communication layer means for the run.
-fn disconnection(panic: &str) -> String {
-    if panic.contains("MergeQueue poisoned") || panic.starts_with("timely communication error") {
-        "the connection to another process broke (did it die?)".to_string()
-    } else {
-        panic.to_string()
-    }
+/// What a panic in a worker thread means for the run when it comes from
+/// timely's communication layer: a broken connection.
+fn disconnection(panic: &str) -> Option<String> {
+    (panic.contains("MergeQueue poisoned") || panic.starts_with("timely communication error"))
+        .then(|| "the connection to another process broke (did it die?)".to_string())
 }
