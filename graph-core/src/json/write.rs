@@ -1,12 +1,13 @@
 //! Writing `taskgraph-json/1`: each task record written with an explicit
 //! stack (terms and keys nest up to [`MAX_NESTING`](super::MAX_NESTING)
-//! levels, and no walk of one recurses), and the serde forms of keys,
-//! literals and terms, for documents of other formats that hold them.
+//! levels, and no walk of one recurses), and the serde forms of keys and
+//! literals, which the records and other JSON documents (the command
+//! line's reports) write through.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{SerializeSeq, Serializer};
 
 use crate::graph::{Body, Task};
 use crate::{Key, Term, Value};
@@ -28,8 +29,7 @@ enum Step<'a> {
 
 impl<'g> Records<'g> {
     /// Writes one task record: `{"key": KEY, "task": TERM}` (or `"deps"`),
-    /// then `"size"` and `"cost"` when given: the bytes the serde forms
-    /// below give, written without recursion.
+    /// then `"size"` and `"cost"` when given.
     pub(super) fn write(
         &mut self,
         out: &mut impl Write,
@@ -165,26 +165,3 @@ impl Serialize for Value {
     }
 }
 
-impl Serialize for Term {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Term::Lit(value) => value.serialize(serializer),
-            Term::Ref(key) => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry("ref", key)?;
-                map.end()
-            }
-            Term::Call { op, args } => {
-                let mut map = serializer.serialize_map(Some(2))?;
-                map.serialize_entry("call", op.as_str())?;
-                map.serialize_entry("args", args)?;
-                map.end()
-            }
-            Term::List(items) => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry("list", items)?;
-                map.end()
-            }
-        }
-    }
-}
