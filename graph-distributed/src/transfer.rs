@@ -135,6 +135,9 @@ pub(crate) struct Outgoing {
     /// The sending worker.
     me: u32,
     peers: Vec<Lane>,
+    /// Results queued in all lanes: while none is, the worker's every look
+    /// here costs nothing however many workers there are.
+    queued: usize,
 }
 
 /// A result on its way out.
@@ -164,6 +167,7 @@ impl Outgoing {
         let window = i64::try_from(window).unwrap_or(i64::MAX);
         Outgoing {
             me,
+            queued: 0,
             peers: (0..peers)
                 .map(|_| Lane {
                     queue: VecDeque::new(),
@@ -182,10 +186,14 @@ impl Outgoing {
             encoded,
             sent: 0,
         });
+        self.queued += 1;
     }
 
     /// The next piece the credit lets out, and the worker it is for.
     pub(crate) fn next_piece(&mut self) -> Option<(u32, Piece)> {
+        if self.queued == 0 {
+            return None;
+        }
         for (to, lane) in self.peers.iter_mut().enumerate() {
             if lane.credit <= 0 {
                 continue;
@@ -211,6 +219,7 @@ impl Outgoing {
             lane.credit -= (end - start) as i64;
             if end == len {
                 lane.queue.pop_front();
+                self.queued -= 1;
             }
             return Some((to as u32, piece));
         }
@@ -229,6 +238,9 @@ impl Outgoing {
     /// The bytes of the encodings still queued (each until its last piece
     /// is out, and once however many workers it goes to).
     pub(crate) fn queued_bytes(&self) -> u64 {
+        if self.queued == 0 {
+            return 0;
+        }
         let mut seen: Vec<*const Vec<u8>> = Vec::new();
         let mut bytes = 0;
         for queued in self.peers.iter().flat_map(|lane| &lane.queue) {
@@ -243,7 +255,7 @@ impl Outgoing {
 
     /// Whether every queued result has gone out whole.
     pub(crate) fn is_empty(&self) -> bool {
-        self.peers.iter().all(|lane| lane.queue.is_empty())
+        self.queued == 0
     }
 
     /// Drops everything queued (the run stops).
@@ -251,6 +263,7 @@ impl Outgoing {
         for lane in &mut self.peers {
             lane.queue.clear();
         }
+        self.queued = 0;
     }
 }
 
@@ -262,6 +275,8 @@ pub(crate) struct Incoming {
     partial: HashMap<(u32, bool), Vec<u8>>,
     /// Per worker: the bytes of its pieces taken in since it was last told.
     owed: Vec<u64>,
+    /// Whether any of `owed` is not 0.
+    owing: bool,
 }
 
 /// What one piece completed.
@@ -279,6 +294,7 @@ impl Incoming {
         Incoming {
             partial: HashMap::new(),
             owed: vec![0; peers],
+            owing: false,
         }
     }
 
@@ -301,6 +317,7 @@ impl Incoming {
         let started = !self.partial.contains_key(&key);
         if let Some(owed) = self.owed.get_mut(from as usize) {
             *owed += chunk.len() as u64;
+            self.owing = true;
         }
         let buffer = match self.partial.entry(key) {
             std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
@@ -333,8 +350,12 @@ impl Incoming {
 
     /// The credit owed to each worker since it was last told, reset.
     pub(crate) fn take_owed(&mut self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.owed
-            .iter_mut()
+        let owed: &mut [u64] = if std::mem::take(&mut self.owing) {
+            &mut self.owed
+        } else {
+            &mut []
+        };
+        owed.iter_mut()
             .enumerate()
             .filter(|(_, owed)| **owed > 0)
             .map(|(from, owed)| (from as u32, std::mem::take(owed)))
@@ -438,6 +459,20 @@ mod tests {
     }
 
     #[test]
+    fn one_encoding_for_several_receivers_counts_once() {
+        let mut out = Outgoing::new(0, 3, WINDOW);
+        let shared = encoded(100);
+        out.push(1, 9, false, Arc::clone(&shared));
+        out.push(2, 9, false, shared);
+        out.push(2, 4, false, encoded(10));
+        assert_eq!(out.queued_bytes(), 110);
+        let pieces = std::iter::from_fn(|| out.next_piece()).count();
+        assert_eq!(pieces, 3);
+        assert!(out.is_empty());
+        assert_eq!(out.queued_bytes(), 0);
+    }
+
+    #[test]
     fn the_window_follows_the_memory_limit() {
         assert_eq!(window(128_000_000), 8_000_000);
         assert_eq!(window(1_000), MIN_WINDOW);
@@ -451,13 +486,9 @@ mod tests {
         for (node, &len) in sizes.iter().enumerate() {
             out.push(1, node as u32, node == 2, encoded(len));
         }
-        // One encoding for two receivers is queued once.
-        let shared = encoded(100);
-        out.push(1, 9, false, Arc::clone(&shared));
-        out.push(0, 9, false, shared);
+        out.push(1, 9, false, encoded(100));
         let queued: usize = sizes.iter().sum::<usize>() + 100;
         assert_eq!(out.queued_bytes(), queued as u64);
-        out.peers[0].queue.clear();
 
         let mut into = Incoming::new(2);
         let whole = exchange(&mut out, &mut into);

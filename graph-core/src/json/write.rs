@@ -164,4 +164,3 @@ impl Serialize for Value {
         }
     }
 }
-
