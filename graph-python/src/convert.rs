@@ -43,6 +43,10 @@ pub(crate) struct Converted<'py> {
 /// tasks are read (below it, a thread costs more than it saves).
 const RANK_APART: usize = 10_000;
 
+/// Lookups of dependencies in the index wait until this many have gathered,
+/// and are then made together (see [`KeyIndex::warm`]).
+const LOOKUP_BATCH: usize = 512;
+
 /// What to do with dependencies that name keys missing from the mapping.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum External {
@@ -175,6 +179,30 @@ impl KeyIndex {
         &self.hashes
     }
 
+    /// Loads, for each hash, the slot where its probe starts and the key
+    /// object there if the hash matches: one independent load after another,
+    /// so that the processor waits for their cache misses together, and the
+    /// [`find`](Self::find)s that follow find them in the cache. (Done one
+    /// at a time inside `find`, between calls into Python, each miss is
+    /// waited for alone: in a graph of a million keys the slots and the keys
+    /// are far apart in memory.)
+    pub(crate) fn warm<'py>(
+        &self,
+        keys: &[Bound<'py, PyAny>],
+        hashes: impl Iterator<Item = isize>,
+    ) {
+        let mask = self.slots.len() - 1;
+        let mut loaded = 0_usize;
+        for hash in hashes {
+            let (low, node) = self.slots[home(hash, mask)];
+            if node != 0 && low == hash as u32 {
+                loaded ^= keys[node as usize - 1].get_type_ptr() as usize;
+            }
+        }
+        // The loads are the point: keep them from being optimised away.
+        std::hint::black_box(loaded);
+    }
+
     /// The node whose key is `obj` (with hash `hash`), if any.
     pub(crate) fn find<'py>(
         &self,
@@ -229,9 +257,26 @@ struct Reader<'py> {
     plain_keys: bool,
     external: External,
     reading: Reading,
+    /// Every task's dependencies, in the order of the tasks.
     targets: Vec<u32>,
+    /// How many of `targets` each task has.
+    counts: Vec<u32>,
+    /// The task being read.
+    row: usize,
+    /// Dependencies hashed but not yet looked up. Only when reading for
+    /// order: there whether a value is a key never changes how the rest of
+    /// the task is read.
+    pending: Vec<Lookup<'py>>,
     external_data: Vec<bool>,
     queue: VecDeque<Bound<'py, PyAny>>,
+}
+
+/// A value to look up among the keys, hashed, for the task `row`.
+struct Lookup<'py> {
+    obj: Bound<'py, PyAny>,
+    hash: isize,
+    row: usize,
+    external: External,
 }
 
 /// Reads `dsk` (a dict, or any mapping, copied into a dict first as dask
@@ -274,6 +319,9 @@ pub(crate) fn convert<'py>(
         external,
         reading,
         targets: Vec::with_capacity(2 * n),
+        counts: Vec::with_capacity(n),
+        row: 0,
+        pending: Vec::with_capacity(LOOKUP_BATCH),
         external_data: Vec::new(),
         queue: VecDeque::new(),
     };
@@ -340,10 +388,10 @@ fn read_tasks<'py>(
     dependencies: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<TasksRead<'py>> {
     let n = values.len();
-    let mut offsets = Vec::with_capacity(n + 1);
-    offsets.push(0_u32);
+    reader.counts = vec![0; n];
     let mut is_data = Vec::with_capacity(n);
     for (i, value) in values.iter().enumerate() {
+        reader.row = i;
         let kind = reader.kind_of(value)?;
         is_data.push(!is_task(kind, value)?);
         match dependencies {
@@ -355,16 +403,23 @@ fn read_tasks<'py>(
             }
             None => reader.task_dependencies(kind, value)?,
         }
-        if reader.targets.len() >= u32::MAX as usize {
-            return Err(pyo3::exceptions::PyOverflowError::new_err(
-                "too many dependencies: at most 2^32 - 1 edges are supported",
-            ));
-        }
-        offsets.push(reader.targets.len() as u32);
     }
-    // External keys have no dependencies of their own.
+    reader.flush()?;
+    if reader.targets.len() >= u32::MAX as usize {
+        return Err(pyo3::exceptions::PyOverflowError::new_err(
+            "too many dependencies: at most 2^32 - 1 edges are supported",
+        ));
+    }
     let total = reader.keys.len();
-    offsets.resize(total + 1, reader.targets.len() as u32);
+    let mut offsets = Vec::with_capacity(total + 1);
+    offsets.push(0_u32);
+    let mut end = 0_u32;
+    offsets.extend(reader.counts.iter().map(|&count| {
+        end += count;
+        end
+    }));
+    // External keys have no dependencies of their own.
+    offsets.resize(total + 1, end);
     is_data.extend(reader.external_data.iter().copied());
     let values = match reader.reading {
         Reading::Execute => values,
@@ -508,20 +563,72 @@ impl<'py> Reader<'py> {
         for dep in deps.try_iter()? {
             let dep = dep?;
             let hash = dep.hash()?;
-            match self.index.find(&self.keys, hash, &dep)? {
-                Some(node) => self.targets.push(node),
-                None if external == External::AsDataNodes => {
-                    let node = self.keys.len() as u32;
-                    self.index.push(hash);
-                    self.texts.push(&dep)?;
-                    self.keys.push(dep);
-                    self.external_data.push(true);
-                    self.targets.push(node);
-                }
-                None => {}
-            }
+            self.depend(dep, hash, external)?;
         }
         Ok(())
+    }
+
+    /// Makes the current task depend on the key `obj` (hashing to `hash`)
+    /// if there is one, or on a new external key as `external` says.
+    /// Whether `obj` is a key; when reading for order the lookup waits for
+    /// a batch (see [`KeyIndex::warm`]), and the answer is always false.
+    fn depend(
+        &mut self,
+        obj: Bound<'py, PyAny>,
+        hash: isize,
+        external: External,
+    ) -> PyResult<bool> {
+        let lookup = Lookup {
+            obj,
+            hash,
+            row: self.row,
+            external,
+        };
+        if self.reading == Reading::Execute {
+            return self.resolve(lookup);
+        }
+        self.pending.push(lookup);
+        if self.pending.len() >= LOOKUP_BATCH {
+            self.flush()?;
+        }
+        Ok(false)
+    }
+
+    /// Makes the lookups waiting, in the order they were asked for.
+    fn flush(&mut self) -> PyResult<()> {
+        let mut pending = std::mem::take(&mut self.pending);
+        self.index
+            .warm(&self.keys, pending.iter().map(|lookup| lookup.hash));
+        for lookup in pending.drain(..) {
+            self.resolve(lookup)?;
+        }
+        self.pending = pending;
+        Ok(())
+    }
+
+    /// One lookup: whether its value is a key (or was made an external one).
+    fn resolve(&mut self, lookup: Lookup<'py>) -> PyResult<bool> {
+        let Lookup {
+            obj,
+            hash,
+            row,
+            external,
+        } = lookup;
+        let node = match self.index.find(&self.keys, hash, &obj)? {
+            Some(node) => node,
+            None if external == External::AsDataNodes => {
+                let node = self.keys.len() as u32;
+                self.index.push(hash);
+                self.texts.push(&obj)?;
+                self.keys.push(obj);
+                self.external_data.push(true);
+                node
+            }
+            None => return Ok(false),
+        };
+        self.targets.push(node);
+        self.counts[row] += 1;
+        Ok(true)
     }
 
     /// dask's `keys_in_tasks(dsk, [value])`: descends into tasks (a tuple
@@ -617,7 +724,8 @@ impl<'py> Reader<'py> {
     }
 
     /// dask's `if w in keys: ret.append(w)`, where an unhashable `w` is no
-    /// key; whether it was one.
+    /// key; whether it was one (always false when reading for order: see
+    /// [`Reader::depend`]).
     fn lookup(
         &mut self,
         w: &Bound<'py, PyAny>,
@@ -639,12 +747,6 @@ impl<'py> Reader<'py> {
             Err(err) if err.is_instance_of::<PyTypeError>(self.py) => return Ok(false),
             Err(err) => return Err(err),
         };
-        match self.index.find(&self.keys, hash, w)? {
-            Some(node) => {
-                self.targets.push(node);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        self.depend(w.clone(), hash, External::Drop)
     }
 }

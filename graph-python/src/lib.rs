@@ -78,6 +78,10 @@ fn order_error(py: Python<'_>, keys: &[Py<PyAny>], err: graph_order::Error) -> P
     }
 }
 
+/// The result of `order` is filled this many keys at a time (see
+/// [`Prepared::result`]).
+const RESULT_BATCH: usize = 256;
+
 /// A read graph, ready to order: its keys, checked topology, data flags and
 /// tie-break ranks.
 pub(crate) struct Prepared {
@@ -162,11 +166,20 @@ impl Prepared {
         }
         let n = sequence.len();
         let first = (n - set_aside..n).rev();
+        let positions: Vec<usize> = first.chain(0..n - set_aside).collect();
         let result = PyDict::new(py);
-        for pos in first.chain(0..n - set_aside) {
-            let node = sequence[pos];
-            if node.index() < self.task_count {
-                result.set_item(self.keys[node.index()].bind(py), compact[pos])?;
+        for batch in positions.chunks(RESULT_BATCH) {
+            // The keys are far apart in memory, and inserting one hashes
+            // it: load them all first, so that their cache misses overlap.
+            let loaded = batch.iter().fold(0_usize, |loaded, &pos| {
+                loaded ^ self.keys[sequence[pos].index()].bind(py).get_type_ptr() as usize
+            });
+            std::hint::black_box(loaded);
+            for &pos in batch {
+                let node = sequence[pos];
+                if node.index() < self.task_count {
+                    result.set_item(self.keys[node.index()].bind(py), compact[pos])?;
+                }
             }
         }
         Ok(result)

@@ -134,7 +134,7 @@ impl Texts {
         {
             let mut plain = true;
             self.buf.push(b'(');
-            for (i, item) in tuple.iter().enumerate() {
+            for (i, item) in tuple.iter_borrowed().enumerate() {
                 if i > 0 {
                     self.buf.extend_from_slice(b", ");
                 }
