@@ -34,8 +34,7 @@ pub(crate) struct Converted<'py> {
     pub(crate) ranks: Vec<u32>,
     /// Each node by its key.
     pub(crate) index: KeyIndex,
-    /// With [`Reading::Execute`], each task's value in the mapping; else
-    /// empty.
+    /// Each task's value in the mapping.
     pub(crate) values: Vec<Bound<'py, PyAny>>,
 }
 
@@ -64,7 +63,7 @@ pub(crate) enum Reading {
     Order,
     /// As dask's local schedulers run it (`convert_legacy_graph`): a plain
     /// tuple that is no key is looked into, and the keys in it are
-    /// dependencies. The tasks' values are kept.
+    /// dependencies.
     Execute,
 }
 
@@ -377,7 +376,7 @@ pub(crate) fn convert<'py>(
 }
 
 /// What the second pass reads: CSR offsets into `reader.targets`, whether
-/// each node is data, and (when executing) each task's value.
+/// each node is data, and each task's value (given back).
 type TasksRead<'py> = (Vec<u32>, Vec<bool>, Vec<Bound<'py, PyAny>>);
 
 /// The second pass: each task's dependencies (as CSR offsets into
@@ -421,10 +420,6 @@ fn read_tasks<'py>(
     // External keys have no dependencies of their own.
     offsets.resize(total + 1, end);
     is_data.extend(reader.external_data.iter().copied());
-    let values = match reader.reading {
-        Reading::Execute => values,
-        Reading::Order => Vec::new(),
-    };
     Ok((offsets, is_data, values))
 }
 

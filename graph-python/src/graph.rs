@@ -85,8 +85,7 @@ impl DaskGraph {
         if self.graph.task_count == 0 {
             return Ok(PyDict::new(py));
         }
-        let order = self.graph.order(py, strategy)?;
-        self.graph.result(py, &order)
+        self.graph.order_into_dict(py, strategy, Vec::new())
     }
 
     /// The max pressure of an order given as a mapping from key to priority.

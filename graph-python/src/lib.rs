@@ -82,6 +82,11 @@ fn order_error(py: Python<'_>, keys: &[Py<PyAny>], err: graph_order::Error) -> P
 /// [`Prepared::result`]).
 const RESULT_BATCH: usize = 256;
 
+/// From this many tasks up, `taskgraph.order` finds the order on a thread of
+/// its own (see [`Prepared::order_into_dict`]); below it, a thread costs
+/// more than it saves.
+const ORDER_BESIDE: usize = 10_000;
+
 /// A read graph, ready to order: its keys, checked topology, data flags and
 /// tie-break ranks.
 pub(crate) struct Prepared {
@@ -105,6 +110,17 @@ impl Prepared {
         dependencies: Option<&Bound<'_, PyAny>>,
         external: External,
     ) -> PyResult<Prepared> {
+        Prepared::read(dsk, dependencies, external).map(|(graph, _)| graph)
+    }
+
+    /// [`new`](Self::new), also giving back the mapping's values, which the
+    /// caller may let go of while the graph is ordered (see
+    /// [`order_into_dict`](Self::order_into_dict)).
+    pub(crate) fn read<'py>(
+        dsk: &Bound<'py, PyAny>,
+        dependencies: Option<&Bound<'py, PyAny>>,
+        external: External,
+    ) -> PyResult<(Prepared, Vec<Bound<'py, PyAny>>)> {
         let py = dsk.py();
         let Converted {
             keys,
@@ -113,19 +129,21 @@ impl Prepared {
             targets,
             is_data,
             ranks,
+            values,
             ..
         } = convert(dsk, dependencies, external, Reading::Order)?;
         let keys: Vec<Py<PyAny>> = keys.into_iter().map(Bound::unbind).collect();
         let topology = py
             .detach(|| Topology::from_dependency_rows(offsets, targets))
             .map_err(|err| core_error(py, &keys, err))?;
-        Ok(Prepared {
+        let graph = Prepared {
             keys,
             task_count,
             topology,
             is_data,
             ranks,
-        })
+        };
+        Ok((graph, values))
     }
 
     /// Orders the graph; the GIL is released meanwhile.
@@ -138,15 +156,59 @@ impl Prepared {
             .map_err(|err| order_error(py, &self.keys, err))
     }
 
+    /// `taskgraph.order`'s result (see [`result`](Self::result)). On large
+    /// graphs the order is found on another thread, while this one, holding
+    /// the GIL, makes the result's priorities as Python ints and lets go of
+    /// `leftover` (Python objects the order does not need), work that would
+    /// otherwise come after it.
+    pub(crate) fn order_into_dict<'py>(
+        &self,
+        py: Python<'py>,
+        strategy: Strategy,
+        leftover: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let priorities = |py| -> Vec<Bound<'_, PyInt>> {
+            (0..self.task_count as u64)
+                .map(|priority| {
+                    let Ok(int) = priority.into_pyobject(py);
+                    int
+                })
+                .collect()
+        };
+        if self.task_count < ORDER_BESIDE {
+            drop(leftover);
+            let order = self.order(py, strategy)?;
+            return self.result(py, &order, &priorities(py));
+        }
+        let config = OrderConfig {
+            strategy,
+            is_data: &self.is_data,
+        };
+        let (topology, ranks) = (&self.topology, &self.ranks);
+        std::thread::scope(|scope| {
+            let ordering = scope.spawn(move || graph_order::order(topology, ranks, &config));
+            drop(leftover);
+            let ints = priorities(py);
+            let order = py
+                .detach(|| ordering.join())
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .map_err(|err| order_error(py, &self.keys, err))?;
+            self.result(py, &order, &ints)
+        })
+    }
+
     /// dask's result for `order`: each task's key (the graph's own key
     /// object) to its priority, as Python ints, external keys left out and
     /// the rest numbered from 0. Inserted in the order dask assigns them:
     /// data leaves that dask sets aside first (they get the last numbers),
     /// then by priority.
+    ///
+    /// `priorities[i]` is the Python int `i`.
     pub(crate) fn result<'py>(
         &self,
         py: Python<'py>,
         order: &Order,
+        priorities: &[Bound<'py, PyInt>],
     ) -> PyResult<Bound<'py, PyDict>> {
         let sequence = order.sequence();
         let set_aside = if order.strategy() == Some(Strategy::Dask) {
@@ -178,7 +240,8 @@ impl Prepared {
             for &pos in batch {
                 let node = sequence[pos];
                 if node.index() < self.task_count {
-                    result.set_item(self.keys[node.index()].bind(py), compact[pos])?;
+                    let priority = &priorities[compact[pos] as usize];
+                    result.set_item(self.keys[node.index()].bind(py), priority)?;
                 }
             }
         }
@@ -312,12 +375,11 @@ mod native {
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = dsk.py();
         let strategy = parse_strategy(strategy)?;
-        let graph = Prepared::new(dsk, dependencies, External::AsDataNodes)?;
+        let (graph, values) = Prepared::read(dsk, dependencies, External::AsDataNodes)?;
         if graph.task_count == 0 {
             return Ok(PyDict::new(py));
         }
-        let order = graph.order(py, strategy)?;
-        graph.result(py, &order)
+        graph.order_into_dict(py, strategy, values)
     }
 
     /// The most results an order of `dsk` holds in memory at once, as dask's

@@ -72,6 +72,41 @@ def test_array_graphs(name):
     assert pressure["auto"] <= dask_pressure + 1
 
 
+def as_task_objects(dsk):
+    """The keys and edges of ``dsk`` as ``Task`` objects."""
+    from dask._task_spec import convert_legacy_graph
+
+    return {
+        key: Task(key, corpus.f, *[TaskRef(dep) for dep in sorted(node.dependencies, key=str)])
+        for key, node in convert_legacy_graph(dsk).items()
+    }
+
+
+@pytest.mark.parametrize("form", ["dict", "tasks"])
+def test_large_graphs_read_every_dependency(form):
+    # From 10 000 tasks up the keys are ranked on a thread of their own and
+    # the order is found on another thread while the result's ints are
+    # made; the lookups go in batches of 512 throughout. The graph read must
+    # still hold exactly dask's dependencies, and each order every task
+    # after them.
+    import dask.array as da
+
+    x = da.random.random((400, 400), chunks=(10, 10)).map_overlap(lambda a: a, depth=1).sum()
+    dsk = dict(x.__dask_graph__())
+    if form == "tasks":
+        dsk = as_task_objects(dsk)
+    assert len(dsk) > 20_000
+    dependencies, _ = get_deps(dsk)
+    graph = taskgraph.Graph(dsk)
+    keys = list(dsk)
+    read = {(keys[dep], keys[task]) for dep, task in graph._native.edges()}
+    assert read == {(dep, key) for key, deps in dependencies.items() for dep in deps}
+    for strategy in ["auto", "dask"]:
+        ours = taskgraph.order(dsk, strategy=strategy)
+        assert_valid(dsk, ours)
+        assert list(graph.order(strategy=strategy).items()) == list(ours.items())
+
+
 def test_result_holds_the_graphs_own_key_objects():
     keys = [("x", i) for i in range(5)]
     dsk = {k: (corpus.f,) for k in keys}
