@@ -6,26 +6,39 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The temporary files [`write_atomically`] is writing, for
-/// [`remove_temporary_files`]; closed once that has run.
+/// The temporary files [`write_atomically`] is writing and the live
+/// [`PrivateTempDir`]s, for [`remove_temporary_files`]; closed once that has
+/// run.
 struct InFlight {
     files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
     closed: bool,
 }
 
 static IN_FLIGHT: Mutex<InFlight> = Mutex::new(InFlight {
     files: Vec::new(),
+    dirs: Vec::new(),
     closed: false,
 });
+
+/// The error of a temporary file or directory asked for once
+/// [`remove_temporary_files`] has run.
+fn interrupted() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Interrupted,
+        "the process is being interrupted",
+    )
+}
 
 fn in_flight() -> MutexGuard<'static, InFlight> {
     IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Removes the temporary files of every [`write_atomically`] under way, and
-/// makes any later one fail ([`io::ErrorKind::Interrupted`]) before it
-/// creates a file: for a signal handler that then ends the process, which
-/// would otherwise leave them behind (an ended process runs no destructor).
+/// Removes the temporary files of every [`write_atomically`] under way and
+/// every [`PrivateTempDir`] with what is in it, and makes any later one fail
+/// ([`io::ErrorKind::Interrupted`]) before it is created: for a signal
+/// handler that then ends the process, which would otherwise leave them
+/// behind (an ended process runs no destructor).
 ///
 /// # Example
 ///
@@ -39,6 +52,9 @@ pub fn remove_temporary_files() {
     in_flight.closed = true;
     for file in in_flight.files.drain(..) {
         let _ = std::fs::remove_file(file);
+    }
+    for dir in in_flight.dirs.drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -113,10 +129,7 @@ pub fn write_atomically<E: From<io::Error>>(
     let (mut temp, _listed) = {
         let mut in_flight = in_flight();
         if in_flight.closed {
-            return Err(E::from(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "the process is being interrupted",
-            )));
+            return Err(E::from(interrupted()));
         }
         let temp = builder.tempfile_in(dir)?;
         in_flight.files.push(temp.path().to_path_buf());
@@ -136,12 +149,13 @@ pub fn write_atomically<E: From<io::Error>>(
 /// system's temporary directory (`TMPDIR`): readable by its owner alone
 /// (mode 0700 on Unix, whatever the umask; tempfile's default is 0777
 /// less the umask, 0755 under the usual 022), and removed with what is in
-/// it when the returned value drops.
+/// it when the returned value drops, or by [`remove_temporary_files`].
 ///
 /// # Errors
 ///
 /// The directory cannot be made (`TMPDIR` missing or read-only, say); the
-/// error names it.
+/// error names it. After [`remove_temporary_files`],
+/// [`io::ErrorKind::Interrupted`].
 ///
 /// # Example
 ///
@@ -154,7 +168,7 @@ pub fn write_atomically<E: From<io::Error>>(
 /// # }
 /// # Ok::<(), std::io::Error>(())
 /// ```
-pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
+pub fn private_temp_dir(prefix: &str) -> io::Result<PrivateTempDir> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(prefix);
     #[cfg(unix)]
@@ -162,7 +176,12 @@ pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o700));
     }
-    builder.tempdir().map_err(|err| {
+    // Made and listed under the lock, as in `write_atomically`.
+    let mut in_flight = in_flight();
+    if in_flight.closed {
+        return Err(interrupted());
+    }
+    let dir = builder.tempdir().map_err(|err| {
         io::Error::new(
             err.kind(),
             format!(
@@ -170,7 +189,28 @@ pub fn private_temp_dir(prefix: &str) -> io::Result<tempfile::TempDir> {
                 std::env::temp_dir().display()
             ),
         )
-    })
+    })?;
+    in_flight.dirs.push(dir.path().to_path_buf());
+    Ok(PrivateTempDir(dir))
+}
+
+/// A directory made by [`private_temp_dir`]: removed with what is in it when
+/// this drops, or by [`remove_temporary_files`] if the process ends first.
+#[derive(Debug)]
+pub struct PrivateTempDir(tempfile::TempDir);
+
+impl PrivateTempDir {
+    /// Where the directory is.
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for PrivateTempDir {
+    fn drop(&mut self) {
+        let path = self.0.path();
+        in_flight().dirs.retain(|dir| dir != path);
+    }
 }
 
 /// Creates `path` (or empties it) for writing, readable and writable by its

@@ -42,7 +42,7 @@ pub struct ResultStore<T> {
     slots: Vec<Mutex<Slot<T>>>,
     /// The private directory spilled results go to, made on the first spill
     /// and removed (with what is in it) when the store drops.
-    dir: OnceLock<tempfile::TempDir>,
+    dir: OnceLock<graph_core::file::PrivateTempDir>,
 }
 
 /// Where one result is.

@@ -17,7 +17,7 @@ use super::args::Args;
 use super::local::priorities_for;
 use super::report::{Across, RunReport};
 use crate::assign::{AssignReport, Placer, place};
-use crate::signals::{INTERRUPTED, STOP_GRACE, on_signal};
+use crate::signals::{INTERRUPTED, on_signal, stop};
 
 /// Process `process` of the run that `hostfile` lists: reads the graph,
 /// places and orders it as every other process does, runs its workers'
@@ -33,7 +33,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
     let cancel = CancelHandle::new();
     {
         let cancel = cancel.clone();
-        on_signal(move || stop(&cancel));
+        on_signal(move || stop(&cancel, interrupted()));
     }
     if args.supervised {
         watch_supervisor(cancel.clone());
@@ -75,7 +75,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         // The run has ended and removed its temporary files: nothing is
         // left to do but to say so, if anyone still listens.
         Err(Error::Interrupted) => {
-            let _ = writeln!(std::io::stderr(), "error: {}", Error::Interrupted);
+            let _ = writeln!(std::io::stderr(), "{}", interrupted());
             std::process::exit(INTERRUPTED);
         }
         outcome => outcome?,
@@ -208,17 +208,6 @@ fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
     value.to_string_lossy().into_owned().into_bytes()
 }
 
-/// Stops the run: its workers stop at their next look and it removes its
-/// temporary files; should a long task hold it up, the process exits
-/// anyway soon after.
-fn stop(cancel: &CancelHandle) {
-    cancel.cancel();
-    std::thread::spawn(|| {
-        std::thread::sleep(STOP_GRACE);
-        std::process::exit(INTERRUPTED);
-    });
-}
-
 /// A process started by `--processes` reads its standard input, a pipe
 /// whose other end its supervisor holds: the end of it means the
 /// supervisor has died (or wants the run to stop), and the run stops.
@@ -234,8 +223,13 @@ fn watch_supervisor(cancel: CancelHandle) {
                 Err(_) => break,
             }
         }
-        stop(&cancel);
+        stop(&cancel, interrupted());
     });
+}
+
+/// What an interrupted process of a run across processes says.
+fn interrupted() -> String {
+    format!("error: {}", Error::Interrupted)
 }
 
 /// timely's threads (and its teardown of connections) panic when a

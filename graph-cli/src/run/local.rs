@@ -11,7 +11,7 @@ use graph_exec::{
 use super::args::Args;
 use super::report::RunReport;
 use crate::progress::Progress;
-use crate::signals::{INTERRUPTED, on_signal};
+use crate::signals::{INTERRUPTED, on_signal, stop};
 
 /// The run on this machine's cores.
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
@@ -24,12 +24,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         let _busy = crate::busy::Busy::start("ordering");
         priorities_for(&graph)?
     };
-    // Ctrl-C (or SIGTERM) stops the run: the running tasks finish, spilled
-    // results are deleted, and the process exits with status 130.
+    // Ctrl-C (or SIGTERM) stops the run: no task starts, spilled results
+    // are deleted, and the process exits with status 130 as soon as the
+    // running tasks finish, or a grace period later if they take longer.
     let cancel = CancelHandle::new();
     {
         let cancel = cancel.clone();
-        on_signal(move || cancel.cancel());
+        on_signal(move || stop(&cancel, "interrupted".to_owned()));
     }
     let memory_limit = args
         .memory_limit
