@@ -348,7 +348,7 @@ pub(crate) fn convert<'py>(
         (read_tasks(&mut reader, values, dependencies), texts.ranks())
     } else {
         std::thread::scope(|scope| {
-            let ranking = scope.spawn(|| texts.ranks());
+            let ranking = scope.spawn(|| texts.ranks_on_this_thread());
             let read = read_tasks(&mut reader, values, dependencies);
             let ranks = ranking
                 .join()

@@ -79,15 +79,24 @@ impl Texts {
     /// strings (by code point, which is UTF-8 byte order); equal texts rank
     /// by position.
     pub(crate) fn ranks(&self) -> Vec<u32> {
-        let n = self.offsets.len() - 1;
-        let mut by: Vec<u32> = (0..n as u32).collect();
+        let mut by = self.nodes();
         // Stable, so equal texts keep their order.
         by.par_sort_by(|&a, &b| self.get(a as usize).cmp(self.get(b as usize)));
-        let mut rank = vec![0_u32; n];
-        for (r, &i) in by.iter().enumerate() {
-            rank[i as usize] = r as u32;
-        }
-        rank
+        ranks_from(&by)
+    }
+
+    /// [`ranks`](Self::ranks), sorting on the calling thread alone: for a
+    /// thread that ranks beside one that holds the GIL, which rayon's
+    /// threads would otherwise crowd out of the machine's cores.
+    pub(crate) fn ranks_on_this_thread(&self) -> Vec<u32> {
+        let mut by = self.nodes();
+        by.sort_by(|&a, &b| self.get(a as usize).cmp(self.get(b as usize)));
+        ranks_from(&by)
+    }
+
+    /// Every node, in node order.
+    fn nodes(&self) -> Vec<u32> {
+        (0..self.len() as u32).collect()
     }
 
     /// Appends `repr(part)`, as `str` of a tuple spells its items. Returns
@@ -149,6 +158,15 @@ impl Texts {
         push_text(&mut self.buf, &part.repr()?)?;
         Ok(false)
     }
+}
+
+/// Each node's rank, given the nodes sorted.
+fn ranks_from(by: &[u32]) -> Vec<u32> {
+    let mut rank = vec![0_u32; by.len()];
+    for (r, &i) in by.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    rank
 }
 
 /// Appends an integer in decimal.
