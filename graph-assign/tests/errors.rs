@@ -122,9 +122,6 @@ impl Dag for Rows {
     fn dependencies(&self, node: NodeId) -> &[NodeId] {
         &self.0[node.index()]
     }
-    fn dependents(&self, _: NodeId) -> &[NodeId] {
-        &[]
-    }
 }
 
 #[test]

@@ -263,9 +263,6 @@ impl Dag for Loop {
         const ONE: [NodeId; 1] = [NodeId::from_u32(1)];
         if node.index() == 0 { &ONE } else { &ZERO }
     }
-    fn dependents(&self, node: NodeId) -> &[NodeId] {
-        self.dependencies(node)
-    }
 }
 
 #[test]

@@ -2,21 +2,23 @@
 
 use crate::NodeId;
 
-/// A directed acyclic graph over dense node ids `0..node_count()`, seen from
-/// both ends of every edge.
+/// A directed acyclic graph over dense node ids `0..node_count()`, given by
+/// each node's dependencies.
 ///
 /// Algorithms that only need the shape of a graph (ordering, placement,
-/// statistics) take `&impl Dag`, so they run on any graph a user has. An
-/// implementation should describe an acyclic graph whose `dependents` are the
-/// transpose of its `dependencies`, but nothing relies on that promise: every
-/// algorithm checks a user's `Dag` once, at its boundary, with
-/// [`Topology::checked`](crate::Topology::checked), and refuses a cycle, a
-/// self-edge or a node out of range with an error. [`Topology`](crate::Topology)
-/// is the checked implementation this workspace builds.
+/// statistics) take `&impl Dag`, so they run on any graph a user has: it
+/// says how many nodes there are and what each depends on, and the
+/// algorithms derive the rest (who depends on a node, for one). An
+/// implementation should describe an acyclic graph, but nothing relies on
+/// that promise: every algorithm checks a user's `Dag` once, at its
+/// boundary, with [`Topology::checked`](crate::Topology::checked), and
+/// refuses a cycle, a self-edge or a node out of range with an error.
+/// [`Topology`](crate::Topology) is the checked implementation this
+/// workspace builds.
 ///
 /// | type | built from | notes |
 /// |---|---|---|
-/// | [`Topology`](crate::Topology) | an edge list or a [`TaskGraph`](crate::TaskGraph) | CSR in both directions |
+/// | [`Topology`](crate::Topology) | an edge list or a [`TaskGraph`](crate::TaskGraph) | CSR in both directions ([`Topology::dependents`](crate::Topology::dependents) too) |
 /// | `&T` where `T: Dag` | | forwards to `T` |
 ///
 /// The trait is dyn-compatible: an algorithm may take `&impl Dag` at its
@@ -40,9 +42,6 @@ pub trait Dag {
 
     /// The nodes whose results `node` needs.
     fn dependencies(&self, node: NodeId) -> &[NodeId];
-
-    /// The nodes that need the result of `node`.
-    fn dependents(&self, node: NodeId) -> &[NodeId];
 
     /// `Some` when this graph is a checked [`Topology`](crate::Topology),
     /// which algorithms then use as it is instead of copying and checking
@@ -68,10 +67,6 @@ impl<T: Dag + ?Sized> Dag for &T {
 
     fn dependencies(&self, node: NodeId) -> &[NodeId] {
         (**self).dependencies(node)
-    }
-
-    fn dependents(&self, node: NodeId) -> &[NodeId] {
-        (**self).dependents(node)
     }
 
     fn as_topology(&self) -> Option<&crate::Topology> {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::{Dag, NodeId};
+use crate::{Dag, NodeId, Topology};
 
 /// The shape of a graph: its size, its ends, its depth and its widest nodes.
 ///
@@ -39,15 +39,16 @@ pub struct GraphStats {
 }
 
 impl GraphStats {
-    /// Measures a graph.
+    /// Measures a checked graph (a user's [`Dag`] becomes one with
+    /// [`Topology::checked`]).
     ///
     /// **Complexity**: O(V + E) time, O(V) memory.
-    pub fn of(dag: &impl Dag) -> GraphStats {
+    pub fn of(dag: &Topology) -> GraphStats {
         stats_of(dag)
     }
 }
 
-fn stats_of(dag: &dyn Dag) -> GraphStats {
+fn stats_of(dag: &Topology) -> GraphStats {
     let n_nodes = dag.node_count();
     let mut stats = GraphStats {
         tasks: n_nodes,

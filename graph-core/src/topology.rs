@@ -207,7 +207,6 @@ impl Topology {
     ///         const ONE: [NodeId; 1] = [NodeId::from_u32(1)];
     ///         if node.index() == 1 { &ONE } else { &[] }
     ///     }
-    ///     fn dependents(&self, _: NodeId) -> &[NodeId] { &[] }
     /// }
     /// assert!(Topology::checked(&Loop).is_err());
     ///
@@ -231,6 +230,26 @@ impl Topology {
             offsets.push(targets.len() as u32);
         }
         Topology::from_dependency_rows(offsets, targets).map(Cow::Owned)
+    }
+
+    /// The nodes that need the result of `node`: the transpose of
+    /// [`dependencies`](Dag::dependencies), kept beside it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{NodeId, Topology};
+    ///
+    /// // 0 -> 2 <- 1 and 0 -> 3.
+    /// let topology = Topology::from_edges(4, [(0, 2), (1, 2), (0, 3)])?;
+    /// assert_eq!(topology.dependents(NodeId::new(0)), [NodeId::new(2), NodeId::new(3)]);
+    /// assert_eq!(topology.dependents(NodeId::new(2)), []);
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    #[inline]
+    pub fn dependents(&self, node: NodeId) -> &[NodeId] {
+        let i = node.index();
+        &self.dependents[self.dependent_offsets[i] as usize..self.dependent_offsets[i + 1] as usize]
     }
 
     /// Which nodes `nodes` need, by node id: each of them and, transitively,
@@ -376,12 +395,6 @@ impl Dag for Topology {
         let i = node.index();
         &self.dependencies
             [self.dependency_offsets[i] as usize..self.dependency_offsets[i + 1] as usize]
-    }
-
-    #[inline]
-    fn dependents(&self, node: NodeId) -> &[NodeId] {
-        let i = node.index();
-        &self.dependents[self.dependent_offsets[i] as usize..self.dependent_offsets[i + 1] as usize]
     }
 
     fn as_topology(&self) -> Option<&Topology> {

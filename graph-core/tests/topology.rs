@@ -34,9 +34,6 @@ fn checks_a_users_dag_once() {
         fn dependencies(&self, node: NodeId) -> &[NodeId] {
             &self.0[node.index()]
         }
-        fn dependents(&self, _: NodeId) -> &[NodeId] {
-            &[]
-        }
     }
     let good = Rows(vec![vec![], ids(&[0, 0]), ids(&[1, 0])]);
     let checked = Topology::checked(&good).unwrap();

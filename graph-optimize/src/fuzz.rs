@@ -3,7 +3,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use graph_core::{Body, Dag, Key, NodeId, Op, TaskGraph, Term, Value};
+use graph_core::{Body, Dag, Key, NodeId, Op, TaskGraph, Term, Topology, Value};
 
 use crate::{
     FuseConfig, FuseLinearConfig, OptimizeConfig, Pass, StageConfig, coalesce_stages, cull,
@@ -167,7 +167,7 @@ pub fn optimize_preserves_results(graph: &TaskGraph) {
 /// another task `p'` is read by both `c` and `c'`, by dependent and then
 /// dependency: [`find_wide_edges`]'s definition, checked by brute force in
 /// O(E x d^2).
-pub fn wide_edges_by_definition(dag: &impl Dag) -> Vec<(NodeId, NodeId)> {
+pub fn wide_edges_by_definition(dag: &Topology) -> Vec<(NodeId, NodeId)> {
     let reads = |c: NodeId, p: NodeId| dag.dependencies(c).contains(&p);
     let mut wide = Vec::new();
     for c in dag.node_ids() {

@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::{Dag, NodeId, Topology};
+use graph_core::{NodeId, Topology};
 use graph_exec::{ResultStore, Scheduler, SchedulerConfig, TaskFailure};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::InputHandle;

@@ -2,7 +2,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use graph_core::{Dag, Key, NodeId, TaskGraph};
+use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use graph_exec::Request;
 
 /// Every task that no task depends on, as a flat request.
@@ -12,7 +12,7 @@ pub fn leaves(graph: &TaskGraph) -> Request {
 
 /// dask's `diagnostics` max pressure of running every task in `priority`
 /// order: results held from their task until their last dependent.
-pub fn max_pressure(dag: &impl Dag, priority: &[u32]) -> usize {
+pub fn max_pressure(dag: &Topology, priority: &[u32]) -> usize {
     let mut sequence: Vec<NodeId> = dag.node_ids().collect();
     sequence.sort_by_key(|n| priority[n.index()]);
     let mut remaining: Vec<usize> = dag.node_ids().map(|n| dag.dependents(n).len()).collect();

@@ -201,6 +201,8 @@ pub fn assert_valid(dag: &impl Dag, priorities: &[u32]) {
 /// The lowest max pressure over every topological order (exhaustive; for
 /// graphs of a dozen nodes at most).
 pub fn brute_force_min_pressure(dag: &impl Dag) -> u32 {
+    let topology = Topology::checked(dag).expect("an acyclic graph");
+    let dag: &Topology = &topology;
     let n = dag.node_count();
     let mut missing: Vec<usize> = (0..n)
         .map(|v| dag.dependencies(NodeId::new(v)).len())
@@ -225,7 +227,7 @@ pub fn brute_force_min_pressure(dag: &impl Dag) -> u32 {
 
 #[allow(clippy::too_many_arguments)]
 fn search(
-    dag: &impl Dag,
+    dag: &Topology,
     missing: &mut [usize],
     remaining: &mut [usize],
     done: &mut [bool],
@@ -297,10 +299,6 @@ impl Dag for VecDag {
 
     fn dependencies(&self, node: NodeId) -> &[NodeId] {
         &self.deps[node.index()]
-    }
-
-    fn dependents(&self, node: NodeId) -> &[NodeId] {
-        &self.dependents[node.index()]
     }
 }
 
