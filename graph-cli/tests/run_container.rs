@@ -66,21 +66,7 @@ fn a_temporary_directory_that_cannot_be_made_is_an_error_naming_it() {
     // naming the directory, with three threads too (a worker's failure
     // ended the run with a panic, and the other workers spun for ever).
     let dir = scratch("no-tmpdir");
-    let file = dir.join("graph.json");
-    let made = common::taskgraph(
-        &[
-            "generate",
-            "random",
-            "--tasks",
-            "300",
-            "--value-bytes",
-            "20KB",
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let file = common::spilling_graph(&dir);
     let missing = dir.join("missing").join("tmp");
     for threads in ["1", "3"] {
         let run = Command::new(env!("CARGO_BIN_EXE_taskgraph"))

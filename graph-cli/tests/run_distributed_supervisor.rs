@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use common::scratch;
 use run_distributed_common::{
-    alive, assignment, children_of, eventually, finish, path, signal, slow_chain, wait_connected,
+    alive, assignment, children_of, eventually, finish, leftovers, path, signal, slow_chain,
+    wait_connected,
 };
 
 /// The supervisor of a two-process run of a 40 s chain, its temporary
@@ -42,15 +43,6 @@ fn supervise(dir: &Path, tmp: &Path, extra: &[&str]) -> (std::process::Child, Ve
     }
     std::thread::sleep(Duration::from_millis(300));
     (supervisor, workers)
-}
-
-/// The `taskgraph-*` entries of `tmp`.
-fn leftovers(tmp: &Path) -> Vec<String> {
-    std::fs::read_dir(tmp)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("taskgraph-"))
-        .collect()
 }
 
 #[test]

@@ -11,16 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::scratch;
-use run_distributed_common::{eventually, finish, hostfile, path, signal, start};
-
-/// The entries of `dir` whose names start with `taskgraph-`.
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("taskgraph-"))
-        .collect()
-}
+use run_distributed_common::{eventually, finish, hostfile, leftovers, path, signal, start};
 
 /// Four independent tasks that sleep for a minute each, and one that sums
 /// them.
@@ -72,26 +63,11 @@ fn a_signal_ends_a_run_whose_tasks_take_a_minute_within_seconds() {
     }
 }
 
-/// A random graph of 300 tasks with 20 KB results, which spills under a
-/// memory limit of 700 KB, and one more task, after everything else (it
+/// [`common::spilling_graph`] and one more task, after everything else (it
 /// reads the graph's leaves, small checksums), that sleeps for a minute: the
 /// run is still going, its spilled results on disk, when the signal comes.
 fn spilling_then_sleeping(dir: &Path) -> std::path::PathBuf {
-    let file = dir.join("graph.json");
-    let made = common::taskgraph(
-        &[
-            "generate",
-            "random",
-            "--tasks",
-            "300",
-            "--value-bytes",
-            "20KB",
-            "-o",
-            path(&file),
-        ],
-        b"",
-    );
-    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let file = common::spilling_graph(dir);
     let mut graph: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let tasks = graph["tasks"].as_array_mut().unwrap();

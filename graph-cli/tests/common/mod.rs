@@ -68,3 +68,24 @@ pub fn assert_fields(json: &str, fields: &[&str]) {
         from += at + quoted.len();
     }
 }
+
+/// `dir/graph.json`: a random graph of 300 tasks with results of 20 KB,
+/// which spills under a memory limit of 700 KB.
+pub fn spilling_graph(dir: &std::path::Path) -> PathBuf {
+    let file = dir.join("graph.json");
+    let made = taskgraph(
+        &[
+            "generate",
+            "random",
+            "--tasks",
+            "300",
+            "--value-bytes",
+            "20KB",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    file
+}

@@ -203,3 +203,12 @@ pub fn wait_connected(pid: u32) {
         "process {pid} did not connect"
     );
 }
+
+/// The `taskgraph-*` entries of `tmp`.
+pub fn leftovers(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("taskgraph-"))
+        .collect()
+}
