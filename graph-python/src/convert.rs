@@ -318,7 +318,7 @@ pub(crate) fn convert<'py>(
         external,
         reading,
         targets: Vec::with_capacity(2 * n),
-        counts: Vec::with_capacity(n),
+        counts: Vec::new(),
         row: 0,
         pending: Vec::with_capacity(LOOKUP_BATCH),
         external_data: Vec::new(),

@@ -146,28 +146,24 @@ impl Prepared {
         Ok((graph, values))
     }
 
-    /// Orders the graph; the GIL is released meanwhile.
-    pub(crate) fn order(&self, py: Python<'_>, strategy: Strategy) -> PyResult<Order> {
-        let config = OrderConfig {
-            strategy,
-            is_data: &self.is_data,
-        };
-        py.detach(|| graph_order::order(&self.topology, &self.ranks, &config))
-            .map_err(|err| order_error(py, &self.keys, err))
-    }
-
-    /// `taskgraph.order`'s result (see [`result`](Self::result)). On large
-    /// graphs the order is found on another thread, while this one, holding
-    /// the GIL, makes the result's priorities as Python ints and lets go of
-    /// `leftover` (Python objects the order does not need), work that would
-    /// otherwise come after it.
+    /// `taskgraph.order`'s result (see [`result`](Self::result)). The order
+    /// is found with the GIL released; on large graphs on another thread,
+    /// while this one, holding the GIL, makes the result's priorities as
+    /// Python ints and lets go of `leftover` (Python objects the order does
+    /// not need), work that would otherwise come after it.
     pub(crate) fn order_into_dict<'py>(
         &self,
         py: Python<'py>,
         strategy: Strategy,
         leftover: Vec<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let priorities = |py| -> Vec<Bound<'_, PyInt>> {
+        let config = OrderConfig {
+            strategy,
+            is_data: &self.is_data,
+        };
+        let order = || graph_order::order(&self.topology, &self.ranks, &config);
+        let priorities = || -> Vec<Bound<'py, PyInt>> {
+            drop(leftover);
             (0..self.task_count as u64)
                 .map(|priority| {
                     let Ok(int) = priority.into_pyobject(py);
@@ -175,26 +171,20 @@ impl Prepared {
                 })
                 .collect()
         };
-        if self.task_count < ORDER_BESIDE {
-            drop(leftover);
-            let order = self.order(py, strategy)?;
-            return self.result(py, &order, &priorities(py));
-        }
-        let config = OrderConfig {
-            strategy,
-            is_data: &self.is_data,
+        let (order, priorities) = if self.task_count < ORDER_BESIDE {
+            (py.detach(order), priorities())
+        } else {
+            std::thread::scope(|scope| {
+                let ordering = scope.spawn(order);
+                let priorities = priorities();
+                let order = py
+                    .detach(|| ordering.join())
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (order, priorities)
+            })
         };
-        let (topology, ranks) = (&self.topology, &self.ranks);
-        std::thread::scope(|scope| {
-            let ordering = scope.spawn(move || graph_order::order(topology, ranks, &config));
-            drop(leftover);
-            let ints = priorities(py);
-            let order = py
-                .detach(|| ordering.join())
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                .map_err(|err| order_error(py, &self.keys, err))?;
-            self.result(py, &order, &ints)
-        })
+        let order = order.map_err(|err| order_error(py, &self.keys, err))?;
+        self.result(py, &order, &priorities)
     }
 
     /// dask's result for `order`: each task's key (the graph's own key
