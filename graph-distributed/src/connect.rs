@@ -22,6 +22,7 @@ use timely::communication::{Config as Communication, Hooks};
 
 use crate::cluster::{Auth, Cluster};
 use crate::error::{HandshakeProblem, Stray};
+use crate::frames::{Checked, Peers};
 use crate::handshake::{self, Channel, Failed, HANDSHAKE_TIMEOUT, Hello, Key};
 use crate::heartbeat::Monitor;
 use graph_exec::CancelHandle;
@@ -75,12 +76,11 @@ pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connec
     let mut clones = Vec::new();
     for (process, [stream, beat]) in links.into_iter().enumerate() {
         if let Some(stream) = &stream {
-            // timely's threads read and write with blocking calls and no
-            // timeout: a timeout would look to them like a broken
-            // connection.
+            // timely's threads write with blocking calls and no timeout: a
+            // timeout would look to them like a broken connection. (Reads
+            // wait in slices inside `Checked`, invisibly to them.)
             stream
-                .set_read_timeout(None)
-                .and_then(|()| stream.set_write_timeout(None))
+                .set_write_timeout(None)
                 .and_then(|()| stream.set_nodelay(true))
                 .map_err(|err| peer_error(process, err))?;
             clones.push(stream.try_clone().map_err(|err| peer_error(process, err))?);
@@ -98,6 +98,21 @@ pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connec
     .map_err(|err| Error::Timely {
         message: format!("cannot start the heartbeats: {err}"),
     })?;
+    let threads = cluster.threads();
+    let data = data
+        .into_iter()
+        .enumerate()
+        .map(|(process, stream)| {
+            let Some(stream) = stream else {
+                return Ok(None);
+            };
+            let peers = Peers::new(process, me, threads);
+            let stall = cluster.heartbeat_timeout();
+            Checked::new(stream, process, peers, stall, monitor.tripwire())
+                .map(Some)
+                .map_err(|err| peer_error(process, err))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut hooks = Hooks::default();
     // timely keeps every empty buffer a channel ever had for reuse; a run
     // that once had many bytes in flight would hold them to its end.

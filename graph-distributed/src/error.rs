@@ -133,6 +133,34 @@ pub enum Error {
         /// Its address.
         address: String,
     },
+    /// What came on the data connection from another process could not
+    /// have come from that process (garbage, or a frame header out of
+    /// bounds): the connection was tampered with, or the peer is broken.
+    #[error(
+        "the data connection from process {process} ({address}) carried a malformed frame ({problem}); the run was stopped"
+    )]
+    Malformed {
+        /// The process at the other end.
+        process: usize,
+        /// Its address.
+        address: String,
+        /// What was wrong.
+        problem: String,
+    },
+    /// The data connection from another process stopped in the middle of
+    /// a frame for the heartbeat timeout while its heartbeats went on.
+    #[error(
+        "the data connection from process {process} ({address}) stalled in the middle of a frame for {} s; the run was stopped",
+        seconds(waited)
+    )]
+    Stalled {
+        /// The process at the other end.
+        process: usize,
+        /// Its address.
+        address: String,
+        /// How long nothing came.
+        waited: Duration,
+    },
     /// The run was cancelled ([`Cluster::with_cancel`](crate::Cluster::with_cancel)).
     #[error("the run was interrupted")]
     Interrupted,

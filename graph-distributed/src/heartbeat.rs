@@ -37,6 +37,8 @@ pub(crate) fn interval(timeout: Duration) -> Duration {
 enum Trip {
     Silent { process: usize, waited: Duration },
     Lost { process: usize },
+    Malformed { process: usize, problem: String },
+    Stalled { process: usize, waited: Duration },
 }
 
 /// The heartbeats of one process of a run, and what they tell.
@@ -126,6 +128,11 @@ impl Monitor {
         self.shared.problem()
     }
 
+    /// What the run's data connections trip the monitor with.
+    pub(crate) fn tripwire(&self) -> Tripwire {
+        Tripwire(Arc::clone(&self.shared))
+    }
+
     /// Whether the monitor tripped; cheap enough for every turn of a
     /// worker's loop.
     pub(crate) fn tripped(&self) -> bool {
@@ -163,6 +170,29 @@ impl Monitor {
     }
 }
 
+/// Trips a process's monitor from one of its data connections: what came
+/// on it could not have come from the peer, or stopped in the middle of a
+/// frame.
+#[derive(Clone)]
+pub(crate) struct Tripwire(Arc<Shared>);
+
+impl Tripwire {
+    /// `process` sent what is described by `problem`.
+    pub(crate) fn malformed(&self, process: usize, problem: String) {
+        self.0.trip(Trip::Malformed { process, problem });
+    }
+
+    /// `process`'s data stopped inside a frame for `waited`.
+    pub(crate) fn stalled(&self, process: usize, waited: Duration) {
+        self.0.trip(Trip::Stalled { process, waited });
+    }
+
+    /// Whether the monitor tripped.
+    pub(crate) fn tripped(&self) -> bool {
+        self.0.tripped.load(Ordering::Relaxed)
+    }
+}
+
 impl Drop for Monitor {
     fn drop(&mut self) {
         self.halt();
@@ -188,6 +218,16 @@ impl Shared {
             Trip::Lost { process } => Error::Lost {
                 process,
                 address: self.addresses[process].clone(),
+            },
+            Trip::Malformed { process, problem } => Error::Malformed {
+                process,
+                address: self.addresses[process].clone(),
+                problem,
+            },
+            Trip::Stalled { process, waited } => Error::Stalled {
+                process,
+                address: self.addresses[process].clone(),
+                waited,
             },
         })
     }

@@ -24,12 +24,16 @@
 //! [`Error::Task`], naming its key, op and worker; a process that dies ends
 //! the run in the others with [`Error::Lost`], and one that stops answering
 //! (frozen, or cut off) with [`Error::Silent`] after the heartbeat timeout,
-//! never a hang.
+//! never a hang. Every frame that arrives on a data connection is checked
+//! before timely reads it: one its sender could not have sent (garbage, a
+//! length past [`MAX_FRAME`]) ends the run with [`Error::Malformed`], and
+//! one that stops arriving midway with [`Error::Stalled`].
 
 mod cluster;
 mod connect;
 mod error;
 mod fingerprint;
+mod frames;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod handshake;
@@ -43,6 +47,7 @@ mod transfer;
 
 pub use cluster::{Cluster, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
+pub use frames::MAX_FRAME;
 pub use graph_exec::CancelHandle;
 pub use job::Job;
 pub use prepared::PreparedGraph;

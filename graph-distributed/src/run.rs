@@ -309,7 +309,10 @@ fn weight(err: &Error) -> u8 {
     match err {
         Error::Task { .. } | Error::WorkerFailed { .. } => 0,
         Error::Interrupted => 1,
-        Error::Silent { .. } | Error::Lost { .. } => 2,
+        Error::Silent { .. }
+        | Error::Lost { .. }
+        | Error::Malformed { .. }
+        | Error::Stalled { .. } => 2,
         Error::Disconnected { .. } => 4,
         _ => 3,
     }

@@ -52,8 +52,12 @@ pub trait Runner {
     ) -> Result<Self::Value, TaskFailure>;
 
     /// The bytes `node`'s result `value` takes in memory, for a run under a
-    /// memory limit ([`Job::with_memory_limit`](crate::Job::with_memory_limit)).
-    /// The default counts the value type's own size.
+    /// memory limit ([`Job::with_memory_limit`](crate::Job::with_memory_limit)),
+    /// and to choose how it travels: results of 64 MiB or more (64 KiB
+    /// under a limit) go to other processes in pieces, smaller ones whole,
+    /// in frames a receiver refuses past [`MAX_FRAME`](crate::MAX_FRAME).
+    /// The default counts the value type's own size: a type whose values
+    /// can hold gigabytes should say how many.
     fn bytes(&self, node: NodeId, value: &Self::Value) -> u64 {
         let _ = (node, value);
         std::mem::size_of::<Self::Value>() as u64

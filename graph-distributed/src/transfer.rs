@@ -13,8 +13,10 @@
 //! room for the whole result under its own limit at the first. So no more
 //! than a window is ever on its way between two workers, in timely's
 //! buffers on either side, and those buffers stay small. Without a memory
-//! limit nothing is bounded, and results go whole, in one message: fewer
-//! copies and no round trips.
+//! limit, results go whole, in one message (fewer copies and no round
+//! trips), up to [`WHOLE_MAX`]: larger ones go in pieces within the largest
+//! window, so that no frame between two processes comes near
+//! [`MAX_FRAME`](crate::MAX_FRAME), past which a receiver refuses it.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -26,6 +28,12 @@ use serde::{Deserialize, Serialize, Serializer};
 /// A result the runner measures at this many bytes or more travels in
 /// pieces.
 pub(crate) const LARGE: u64 = 64 * 1024;
+
+/// Without a memory limit, a result of this many bytes or more travels in
+/// pieces (smaller ones go whole, in one message: fewer copies, no round
+/// trips), and whole results go out, in one frame, before they add up to
+/// more than this: every frame stays well under [`MAX_FRAME`](crate::MAX_FRAME).
+pub(crate) const WHOLE_MAX: u64 = 64 * 1024 * 1024;
 
 /// The bytes of one piece: small enough that timely's channel buffers keep
 /// their first size (1 MiB).

@@ -2,7 +2,7 @@
 //! and between processes they arrive whole (the leaves checksum every byte
 //! of their inputs), requested ones reach worker 0 whole, and what a worker
 //! receives counts and spills like what it computes. Without a limit they
-//! go whole, in one message each, to the same results.
+//! go whole, in one message each, to the same results, up to 64 MiB.
 
 mod common;
 
@@ -130,4 +130,20 @@ fn received_results_count_against_the_limit_and_spill() {
         receiver.spilled_bytes > 0,
         "worker 0 received more than its limit and spilled nothing"
     );
+}
+
+#[test]
+fn without_a_limit_results_too_large_for_one_frame_go_in_pieces() {
+    // 70 MB results, past what goes whole without a limit, crossing at
+    // every step: sent in pieces within the largest window, they arrive
+    // whole.
+    let graph = graph_of(Shape::Chain, 3, 70_000_000);
+    let outputs = outputs_with_large(&graph);
+    let expected = oracle(&graph, &outputs);
+    let placement = (0..graph.len()).map(|i| (i % 2) as u32).collect();
+    let job = Job::new(outputs, placement);
+    let mut results = run_processes(&graph, &job, 2, 1).into_iter();
+    let outcome = results.next().unwrap().unwrap().unwrap();
+    assert_eq!(outcome.values, expected);
+    assert_eq!(outcome.cut_edges(), graph.len() - 1);
 }

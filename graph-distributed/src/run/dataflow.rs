@@ -79,11 +79,7 @@ pub(super) fn work<V: timely::ExchangeData + Clone>(
         if state.unsent
             && let Some(handle) = input.as_mut()
         {
-            // Closing an epoch is what pushes the exchange channel's buffers
-            // out to their workers.
-            let next = handle.time() + 1;
-            handle.advance_to(next);
-            state.unsent = false;
+            state.flush(handle);
         }
         if state.finished()
             && let Some(mut handle) = input.take()

@@ -56,6 +56,8 @@ pub(super) struct State<'s, V> {
     abort: Option<Abort>,
     /// Whether messages were sent since the epoch last advanced.
     pub(super) unsent: bool,
+    /// The bytes of whole results among them.
+    unsent_bytes: u64,
     stats: WorkerStats,
 }
 
@@ -92,6 +94,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             finished: Vec::new(),
             abort: None,
             unsent: false,
+            unsent_bytes: 0,
             stats: WorkerStats {
                 worker: me,
                 ..WorkerStats::default()
@@ -232,6 +235,15 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         }
     }
 
+    /// Closes the epoch, which pushes what was sent out of timely's
+    /// buffers to the workers it goes to.
+    pub(super) fn flush(&mut self, input: &mut Outbox<V>) {
+        let next = input.time() + 1;
+        input.advance_to(next);
+        self.unsent = false;
+        self.unsent_bytes = 0;
+    }
+
     /// Grants each worker the credit owed to it, and sends the pieces the
     /// credit lets out, each in an epoch of its own so that timely's
     /// buffers hold one at a time.
@@ -253,9 +265,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 to,
                 body: Body::Piece(piece),
             });
-            let next = input.time() + 1;
-            input.advance_to(next);
-            self.unsent = false;
+            self.flush(input);
         }
         let sending = self.outgoing.queued_bytes();
         self.scheduler.sending(sending, &mut self.spill);
@@ -325,9 +335,13 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             }
         };
         let bytes = runner.bytes(node, &value);
-        // Pieces bound memory; without a limit, a result goes whole.
-        let large = self.shared.worker_memory_limit.is_some() && bytes >= transfer::LARGE;
-        let mut encoded = Encoded::new(&value, &*runner, large);
+        // Pieces bound memory under a limit; without one, only results too
+        // large for one frame go in pieces.
+        let large = match self.shared.worker_memory_limit {
+            Some(_) => bytes >= transfer::LARGE,
+            None => bytes >= transfer::WHOLE_MAX,
+        };
+        let mut encoded = Encoded::new(&value, &*runner, bytes, large);
         self.send(node, &mut encoded, input);
         if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
             let slot = self.output_slot[node.index()] as usize - 1;
@@ -427,6 +441,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     ) {
         let node_u32 = node.index() as u32;
         if !value.large {
+            let bytes = value.bytes;
             let value = value.value.clone();
             let body = if output {
                 Body::Output {
@@ -441,6 +456,12 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             };
             self.unsent = true;
             input.send(Message { to, body });
+            // Whole results go out before they add up to more than a frame
+            // may hold.
+            self.unsent_bytes += bytes;
+            if self.unsent_bytes >= transfer::WHOLE_MAX {
+                self.flush(input);
+            }
             return;
         }
         match value.encoded() {
@@ -577,6 +598,8 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
 struct Encoded<'v, V> {
     value: &'v V,
     runner: &'v dyn Runner<Value = V>,
+    /// Its size, as the runner measures it.
+    bytes: u64,
     /// Whether it is large enough to go in pieces.
     large: bool,
     encoded: Option<Arc<Vec<u8>>>,
@@ -586,11 +609,13 @@ impl<'v, V: serde::Serialize> Encoded<'v, V> {
     pub(super) fn new(
         value: &'v V,
         runner: &'v dyn Runner<Value = V>,
+        bytes: u64,
         large: bool,
     ) -> Encoded<'v, V> {
         Encoded {
             value,
             runner,
+            bytes,
             large,
             encoded: None,
         }
