@@ -71,7 +71,7 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
         out,
         "Run on all cores with the built-in ops, asking for print1..3:"
     )?;
-    let run = crate::run::execute(&graph, &keys, 0, &priorities, None, None)?;
+    let run = crate::run::execute(&graph, &keys, 0, &priorities, None, false, None)?;
     let values = run.output.items().unwrap_or_default();
     for (key, value) in keys.iter().zip(values.iter().filter_map(Output::value)) {
         writeln!(out, "  {} = {value}", key.python_str())?;
@@ -159,7 +159,7 @@ fn parallel_step(out: &mut impl Write) -> anyhow::Result<()> {
     let mut outputs = Vec::new();
     for threads in [1, 4] {
         let started = std::time::Instant::now();
-        let run = crate::run::execute(&graph, &keys, threads, &priorities, None, None)?;
+        let run = crate::run::execute(&graph, &keys, threads, &priorities, None, false, None)?;
         let seconds = started.elapsed().as_secs_f64();
         writeln!(
             out,

@@ -217,15 +217,19 @@ where
     let worker_memory_limit = job
         .memory_limit()
         .map(|bytes| bytes / cluster.threads() as u64);
-    let expected_bytes = match worker_memory_limit {
-        Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
-        None => Vec::new(),
+    let (expected_bytes, kinds) = match worker_memory_limit {
+        Some(_) => (
+            graph.iter().map(|(_, task)| task.size).collect(),
+            graph_exec::task_kinds(&graph),
+        ),
+        None => (Vec::new(), Vec::new()),
     };
     let shared = Arc::new(Shared {
         graph,
         job,
         worker_memory_limit,
         expected_bytes,
+        kinds,
         needed,
         is_output,
         first_worker,
@@ -327,6 +331,8 @@ struct Shared<V> {
     /// Per task, the size of its result when the graph says (under a
     /// memory limit only).
     expected_bytes: Vec<Option<u64>>,
+    /// Per task, its kind (under a memory limit only).
+    kinds: Vec<u32>,
     /// Per node: whether the outputs need it.
     needed: Vec<bool>,
     /// Per node: whether it is one of the job's outputs.

@@ -51,7 +51,9 @@ pub use memory::{
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
-pub use scheduler::{HeldLimit, Overflow, Scheduler, SchedulerConfig, pressure_rise, run_order};
+pub use scheduler::{
+    HeldLimit, Overflow, Scheduler, SchedulerConfig, pressure_rise, run_order, task_kinds,
+};
 pub use sequential::{Run, execute_sequential};
 pub use startable::Startable;
 pub use store::{ResultStore, StoreError};

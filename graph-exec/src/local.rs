@@ -11,7 +11,7 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
 use crate::{
     Error, HeldLimit, OpRegistry, Request, ResultStore, Run, Scheduler, SchedulerConfig, Startable,
-    TaskValue, pressure_rise, run_order,
+    TaskValue, pressure_rise, run_order, task_kinds,
 };
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
@@ -92,8 +92,16 @@ pub struct RunOptions<'a> {
     /// directory is removed when the run ends, however it ends. A result
     /// alone larger than the limit ends the run with [`Error::TooLarge`].
     /// A result's size is [`TaskValue::size_bytes`], else its task's
-    /// `size`, else the size of the value type.
+    /// `size`, else the size of the value type; before it runs, a task's
+    /// result is expected to take the mean of the results of its op
+    /// measured so far, else its `size`.
     pub memory_limit: Option<u64>,
+    /// Under a memory limit, run the first task of each op alone until its
+    /// result is measured, so that the limit holds from the first task
+    /// whatever the graph's `size`s say (see
+    /// [`SchedulerConfig::measure_first`](crate::SchedulerConfig)). `false`:
+    /// the first tasks start in parallel on their `size`s.
+    pub measure_first: bool,
 }
 
 /// Runs task graphs on a pool of threads.
@@ -238,9 +246,12 @@ impl LocalExecutor {
             (ranks, Some(rise))
         };
         let held_limit = rise.as_deref().map(HeldLimit::for_threads);
-        let expected_bytes: Vec<Option<u64>> = match options.memory_limit {
-            Some(_) => graph.iter().map(|(_, task)| task.size).collect(),
-            None => Vec::new(),
+        let (expected_bytes, kinds): (Vec<Option<u64>>, Vec<u32>) = match options.memory_limit {
+            Some(_) => (
+                graph.iter().map(|(_, task)| task.size).collect(),
+                task_kinds(graph),
+            ),
+            None => (Vec::new(), Vec::new()),
         };
         let scheduler = Scheduler::new(&SchedulerConfig {
             data: plan.topology,
@@ -251,6 +262,8 @@ impl LocalExecutor {
             held_limit,
             memory_limit: options.memory_limit,
             expected_bytes: &expected_bytes,
+            kinds: &kinds,
+            measure_first: options.measure_first,
         });
         let shared = Shared {
             plan: &plan,

@@ -4,10 +4,10 @@
 //! freed, and how many were held at most.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use fixedbitset::FixedBitSet;
-use graph_core::{Dag, NodeId, Topology};
+use graph_core::{Body, Dag, NodeId, TaskGraph, Term, Topology};
 
 use crate::rank_set::RankSet;
 
@@ -46,10 +46,25 @@ pub struct SchedulerConfig<'a> {
     /// to disk and reads them back when a task needs them). `None`: no
     /// limit.
     pub memory_limit: Option<u64>,
-    /// Per task, the bytes its result will take when known beforehand (the
-    /// task's `size`); empty: known for none. Where unknown, the mean of the
-    /// results so far stands in.
+    /// Per task, the bytes its result is said to take beforehand (the
+    /// task's `size`): a hint, until results of its kind have been
+    /// measured. Empty: no hints.
     pub expected_bytes: &'a [Option<u64>],
+    /// Per task, its kind (the op its task calls, say: [`task_kinds`]):
+    /// results of one kind are taken to be alike, so the result of a task
+    /// not yet run is expected to take the mean of those of its kind
+    /// measured so far, else its hint, else the mean of all results
+    /// measured. Empty: kinds unknown; a task's hint, else the mean of all
+    /// results measured.
+    ///
+    /// [`task_kinds`]: crate::task_kinds
+    pub kinds: &'a [u32],
+    /// Under a memory limit, whether a task of a kind none of whose results
+    /// has been measured yet waits while another of its kind runs: the
+    /// limit then holds from the first task whatever the hints say, at the
+    /// cost of running the first task of each kind alone. `false` (the
+    /// default): the first tasks start on their hints, in parallel.
+    pub measure_first: bool,
 }
 
 impl<'a> SchedulerConfig<'a> {
@@ -83,6 +98,8 @@ impl<'a> SchedulerConfig<'a> {
             held_limit: None,
             memory_limit: None,
             expected_bytes: &[],
+            kinds: &[],
+            measure_first: false,
         }
     }
 }
@@ -313,12 +330,75 @@ struct Memory<'t> {
     /// Bytes of results on their way out of this executor, in buffers of
     /// the executor's own ([`Scheduler::sending`]).
     sending: u64,
-    /// The results seen so far, for the mean that stands in for an unknown
-    /// size.
-    seen_bytes: u64,
-    seen: u64,
+    /// Per task, its kind (empty: all of kind 0).
+    kinds: &'t [u32],
+    /// Per kind, the results measured so far and the tasks running.
+    by_kind: Vec<Kind>,
+    /// All results measured so far, for the mean that stands in where a
+    /// kind has none and there is no hint.
+    seen: Kind,
+    measure_first: bool,
     /// Bytes written to disk over the run.
     spilled_bytes: u64,
+}
+
+impl Memory<'_> {
+    /// The kind of task `node`.
+    fn kind(&self, node: NodeId) -> usize {
+        self.kinds.get(node.index()).map_or(0, |&k| k as usize)
+    }
+}
+
+/// Each task's kind for [`SchedulerConfig::kinds`]: the op its task calls
+/// (numbered from 1 in the order ops first appear), and 0 for a task that
+/// calls none (a literal, a reference, a list, an opaque task).
+///
+/// ```
+/// use graph_core::{TaskGraph, Term};
+///
+/// let graph = TaskGraph::builder()
+///     .task("a", Term::call("blob", [Term::lit(1_000)]))
+///     .task("b", Term::call("checksum", [Term::key("a")]))
+///     .task("c", Term::call("blob", [Term::lit(2_000)]))
+///     .task("d", Term::lit(7))
+///     .build()?;
+/// assert_eq!(graph_exec::task_kinds(&graph), [1, 2, 1, 0]);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn task_kinds(graph: &TaskGraph) -> Vec<u32> {
+    let mut ops: HashMap<&str, u32> = HashMap::new();
+    graph
+        .iter()
+        .map(|(_, task)| match &task.body {
+            Body::Term(Term::Call { op, .. }) => {
+                let next = ops.len() as u32 + 1;
+                *ops.entry(op.as_str()).or_insert(next)
+            }
+            _ => 0,
+        })
+        .collect()
+}
+
+/// What a [`Memory`] knows of the results of one kind.
+#[derive(Clone, Copy, Debug, Default)]
+struct Kind {
+    /// Bytes of the results measured.
+    bytes: u64,
+    /// How many results were measured.
+    count: u64,
+    /// How many tasks of the kind run now.
+    running: u32,
+}
+
+impl Kind {
+    fn mean(&self) -> Option<u64> {
+        self.bytes.checked_div(self.count)
+    }
+
+    fn measured(&mut self, bytes: u64) {
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.count += 1;
+    }
 }
 
 /// How many ready tasks a scheduler under a bound looks through for one that
@@ -350,6 +430,8 @@ impl<'t> Scheduler<'t> {
             held_limit,
             memory_limit,
             expected_bytes,
+            kinds,
+            measure_first,
         } = *config;
         let n_sched = sched.node_count();
         let n_tasks = data.node_count();
@@ -399,8 +481,10 @@ impl<'t> Scheduler<'t> {
                 reserved: vec![0; n_tasks],
                 running_bytes: 0,
                 sending: 0,
-                seen_bytes: 0,
-                seen: 0,
+                kinds,
+                by_kind: vec![Kind::default(); kinds.iter().max().map_or(1, |&k| k as usize + 1)],
+                seen: Kind::default(),
+                measure_first,
                 spilled_bytes: 0,
             }),
             runs,
@@ -563,10 +647,16 @@ impl<'t> Scheduler<'t> {
         if node.index() >= self.n_tasks {
             return 0;
         }
-        match memory.expected.get(node.index()).copied().flatten() {
-            Some(bytes) => bytes,
-            None => memory.seen_bytes.checked_div(memory.seen).unwrap_or(0),
-        }
+        let kind = memory.by_kind[memory.kind(node)];
+        let measured = if memory.kinds.is_empty() {
+            None
+        } else {
+            kind.mean()
+        };
+        measured
+            .or_else(|| memory.expected.get(node.index()).copied().flatten())
+            .or_else(|| memory.seen.mean())
+            .unwrap_or(0)
     }
 
     /// Whether `node` can start within the memory limit without spilling.
@@ -574,6 +664,12 @@ impl<'t> Scheduler<'t> {
         let Some(memory) = &self.memory else {
             return true;
         };
+        if memory.measure_first && node.index() < self.n_tasks {
+            let kind = memory.by_kind[memory.kind(node)];
+            if kind.count == 0 && kind.running > 0 {
+                return false;
+            }
+        }
         self.limited_bytes() + memory.running_bytes + memory.sending + self.need(node)
             <= memory.limit
     }
@@ -623,6 +719,8 @@ impl<'t> Scheduler<'t> {
             }
             memory.reserved[node.index()] = expected;
             memory.running_bytes += expected;
+            let kind = memory.kind(node);
+            memory.by_kind[kind].running += 1;
         }
         // Sampled just before the task runs, as dask's diagnostics count it.
         self.peak_held = self.peak_held.max(self.held);
@@ -657,8 +755,10 @@ impl<'t> Scheduler<'t> {
             }
             if let Some(memory) = &mut self.memory {
                 memory.running_bytes -= std::mem::take(&mut memory.reserved[i]);
-                memory.seen_bytes = memory.seen_bytes.saturating_add(bytes);
-                memory.seen += 1;
+                memory.seen.measured(bytes);
+                let kind = memory.kind(node);
+                memory.by_kind[kind].measured(bytes);
+                memory.by_kind[kind].running -= 1;
                 for dep in self.data.dependencies(node) {
                     memory.pins[dep.index()] -= 1;
                 }
@@ -698,6 +798,9 @@ impl<'t> Scheduler<'t> {
             && let Some(reserved) = memory.reserved.get_mut(node.index())
         {
             memory.running_bytes -= std::mem::take(reserved);
+            memory.seen.measured(bytes);
+            let kind = memory.kind(node);
+            memory.by_kind[kind].measured(bytes);
         }
         self.blocked = false;
         self.hold(node, bytes);
@@ -825,6 +928,8 @@ impl<'t> Scheduler<'t> {
             self.bytes[i] = bytes;
             self.held += 1;
             self.held_bytes += bytes;
+            // What is in memory now, before anything spills to make room.
+            self.peak_bytes = self.peak_bytes.max(self.held_bytes);
         }
     }
 
@@ -1314,6 +1419,8 @@ mod tests {
             }),
             memory_limit: None,
             expected_bytes: &[],
+            kinds: &[],
+            measure_first: false,
         });
         let (mut freed, mut spill) = (Vec::new(), Vec::new());
         let next = |scheduler: &mut Scheduler<'_>| {
@@ -1382,6 +1489,8 @@ mod tests {
                 held_limit: None,
                 memory_limit: None,
                 expected_bytes: &[],
+                kinds: &[],
+                measure_first: false,
             });
             assert_eq!(matches!(scheduler.ready, Ready::Ranked { .. }), ranked);
             let mut expected: Vec<usize> = (0..n).collect();

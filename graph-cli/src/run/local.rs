@@ -32,6 +32,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         let cancel = cancel.clone();
         on_signal(move || stop(&cancel, "interrupted".to_owned()));
     }
+    // A limit the user gives holds from the first task; the default one
+    // (most of the machine's memory) lets the first tasks start in
+    // parallel on the graph's sizes.
+    let measure_first = args.memory_limit.is_some();
     let memory_limit = args
         .memory_limit
         .unwrap_or_else(graph_exec::default_memory_limit);
@@ -42,6 +46,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         args.threads,
         &priorities,
         Some(memory_limit),
+        measure_first,
         Some(cancel.clone()),
     );
     if cancel.is_cancelled() {
@@ -90,6 +95,7 @@ pub(crate) fn execute(
     threads: usize,
     priorities: &[u32],
     memory_limit: Option<u64>,
+    measure_first: bool,
     cancel: Option<CancelHandle>,
 ) -> anyhow::Result<Run<Dynamic>> {
     let request = Request::list(keys.iter().cloned());
@@ -98,6 +104,7 @@ pub(crate) fn execute(
         priorities: Some(priorities),
         callbacks: Some(&progress),
         memory_limit,
+        measure_first,
         cancel,
         ..RunOptions::default()
     };

@@ -70,6 +70,10 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         config.mine = Some(&shared.mine[me - shared.first_worker]);
         config.memory_limit = shared.worker_memory_limit;
         config.expected_bytes = &shared.expected_bytes;
+        config.kinds = &shared.kinds;
+        // A limit across processes is always the user's own: it holds from
+        // the first task.
+        config.measure_first = true;
         let scheduler = Scheduler::new(&config);
         let mut state = State {
             shared,
