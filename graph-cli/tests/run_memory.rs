@@ -56,7 +56,11 @@ fn a_limit_keeps_the_results_locally_and_across_processes() {
             // peak_bytes counts each result as it comes, before anything
             // spills: across processes, a small result (under 64 KiB, sent
             // whole and unannounced) may arrive while the limit is full.
-            let slack = if args[0] == "--processes" { 64 * 1024 } else { 0 };
+            let slack = if args[0] == "--processes" {
+                64 * 1024
+            } else {
+                0
+            };
             assert!(
                 limited["peak_bytes"].as_u64().unwrap() <= limit + slack,
                 "{} {args:?}: {limited}",

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, Topology};
 use graph_exec::{
-    HeldLimit, Overflow, Scheduler, SchedulerConfig, Startable, pressure_rise, run_order,
+    HeldLimit, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, pressure_rise,
+    run_order,
 };
 use graph_order::OrderConfig;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
@@ -85,6 +86,8 @@ struct Shared {
     /// Set with `State::stop`, for workers to look at between the tasks of a
     /// batch without the lock.
     stopped: AtomicBool,
+    /// Set by a test: the next turn of a worker's loop panics.
+    panic_next: AtomicBool,
     topology: Arc<Topology>,
     /// Every node's key object; tasks first, then keys the graph names but
     /// lacks.
@@ -280,6 +283,7 @@ impl Execution {
                 wake: Condvar::new(),
                 startable: Startable::default(),
                 stopped: AtomicBool::new(false),
+                panic_next: AtomicBool::new(false),
                 topology,
                 hashes: index.hashes().to_vec(),
                 keys: node_keys,
@@ -362,7 +366,7 @@ impl Execution {
     /// thread, which looks for Ctrl-C while it waits.
     #[pyo3(signature = (*, main=false))]
     fn work(&self, py: Python<'_>, main: bool) -> PyResult<()> {
-        self.shared.work(py, main)
+        self.shared.guarded(|| self.shared.work(py, main))
     }
 
     /// Runs the tasks on a pool: `submit(job)` is called with a callable per
@@ -370,7 +374,14 @@ impl Execution {
     /// thread calls it. Returns when the run is over.
     #[pyo3(signature = (submit, *, main=false))]
     fn submit_to(&self, py: Python<'_>, submit: &Bound<'_, PyAny>, main: bool) -> PyResult<()> {
-        self.shared.submit_to(py, &self.shared, submit, main)
+        self.shared
+            .guarded(|| self.shared.submit_to(py, &self.shared, submit, main))
+    }
+
+    /// For tests: the next turn of a worker's loop panics, as a bug in it
+    /// would.
+    fn _panic_next(&self) {
+        self.shared.panic_next.store(true, Ordering::Relaxed);
     }
 
     /// Stops the run: no task starts any more.
@@ -465,6 +476,10 @@ impl Shared {
         let mut batch = 1;
         let many = self.workers > 1;
         loop {
+            assert!(
+                !self.panic_next.swap(false, Ordering::Relaxed),
+                "a worker's loop panicked (injected by a test)"
+            );
             let step =
                 py.detach(|| self.next(&mut done, &mut taken, &mut freed, &mut spill, batch, main));
             self.free(py, &mut freed);
@@ -659,6 +674,20 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Runs `f`, a worker's loop: a panic in it (a bug) fails the run with
+    /// an error naming it, so that the other workers stop rather than wait
+    /// for this one's tasks for ever.
+    fn guarded(&self, f: impl FnOnce() -> PyResult<()>) -> PyResult<()> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+            let message = format!(
+                "a worker thread of the run failed: {}",
+                panic_message(&*payload)
+            );
+            self.fail(PyRuntimeError::new_err(message), None);
+            Ok(())
+        })
     }
 
     /// Records the run's first error and stops it.
@@ -869,7 +898,17 @@ struct Job {
 
 #[pymethods]
 impl Job {
-    fn __call__(&self, py: Python<'_>) {
+    fn __call__(&self, py: Python<'_>) -> PyResult<()> {
+        let run = &self.run;
+        run.guarded(|| {
+            self.call(py);
+            Ok(())
+        })
+    }
+}
+
+impl Job {
+    fn call(&self, py: Python<'_>) {
         let run = &self.run;
         if run.stopped.load(Ordering::Relaxed) {
             return;

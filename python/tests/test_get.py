@@ -548,3 +548,23 @@ def test_run_stats_without_a_limit_and_nested():
     assert stats.tasks_run == 4  # the nested run's two tasks too
     assert stats.peak_held >= 1 and stats.peak_bytes > 0 and stats.spilled_bytes == 0
     assert "tasks_run=4" in repr(stats)
+
+
+@pytest.mark.parametrize("num_workers", [1, 3])
+def test_a_panic_in_a_worker_loop_ends_the_run_with_an_error(num_workers, monkeypatch):
+    # A bug in the Rust worker loop (injected here) fails the run with an
+    # error naming it, whichever thread hits it: the others stop rather
+    # than wait for its tasks for ever.
+    run_to_end = taskgraph.dask._run_to_end
+
+    def panicking(run, submit, rerun):
+        run._panic_next()
+        return run_to_end(run, submit, rerun)
+
+    monkeypatch.setattr(taskgraph.dask, "_run_to_end", panicking)
+    dsk = {("x", i): (inc, i) for i in range(20)}
+    dsk["total"] = (sum, [("x", i) for i in range(20)])
+    with pytest.raises(RuntimeError, match="a worker thread of the run failed: .*injected"):
+        get(dsk, "total", num_workers=num_workers)
+    monkeypatch.undo()
+    assert get(dsk, "total", num_workers=num_workers) == sum(range(1, 21))
