@@ -1,3 +1,6 @@
+//! The frame checker on byte streams: whole frames, a byte at a time,
+//! and every kind of header a peer could not have sent.
+
 use super::*;
 
 /// A header of the six words.
