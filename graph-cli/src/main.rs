@@ -119,9 +119,9 @@ fn is_broken_pipe_cause(cause: &(dyn std::error::Error + 'static)) -> bool {
     if let Some(json) = cause.downcast_ref::<serde_json::Error>() {
         return json.io_error_kind() == Some(BrokenPipe);
     }
-    match cause.downcast_ref::<graph_core::Error>() {
-        Some(graph_core::Error::Io(io)) => io.kind() == BrokenPipe,
-        Some(graph_core::Error::In { error, .. }) => is_broken_pipe_cause(error.as_ref()),
+    match cause.downcast_ref::<graph_core::json::Error>() {
+        Some(graph_core::json::Error::Io(io)) => io.kind() == BrokenPipe,
+        Some(graph_core::json::Error::In { error, .. }) => is_broken_pipe_cause(error.as_ref()),
         _ => false,
     }
 }

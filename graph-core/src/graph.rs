@@ -143,7 +143,7 @@ impl TaskGraph {
     /// [`Error::DuplicateKey`] if a task already has this key,
     /// [`Error::TooLarge`] past `u32` ids, and [`Error::TooDeep`] for a key
     /// (the task's, or an opaque task's dependency) that nests deeper than
-    /// [`json::MAX_NESTING`](crate::json::MAX_NESTING) levels. A term may nest
+    /// [`MAX_NESTING`](crate::MAX_NESTING) levels. A term may nest
     /// deeper (every walk of a term copes with any depth); writing it is then
     /// refused ([`json::write`](crate::json::write)), so that no file holds
     /// what no command could read back.
@@ -445,6 +445,7 @@ impl TaskGraph {
         *self.hint.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(references);
     }
 
+    #[cfg(feature = "json")]
     /// Caches `topology`, which the caller (this crate's reader) built from
     /// the graph's own references.
     pub(crate) fn set_topology(&mut self, topology: Topology) {

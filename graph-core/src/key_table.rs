@@ -125,11 +125,13 @@ impl KeyTable {
         self.ends.len()
     }
 
+    #[cfg(feature = "json")]
     /// The strings of the keys.
     pub(crate) fn strings(&self) -> &Strings {
         &self.strings
     }
 
+    #[cfg(feature = "json")]
     /// The strings of the keys, to intern more.
     pub(crate) fn strings_mut(&mut self) -> &mut Strings {
         &mut self.strings
@@ -271,6 +273,7 @@ fn code_at<'a>(codes: &'a [u8], ends: &[usize], i: u32) -> &'a [u8] {
     &codes[start..ends[i]]
 }
 
+#[cfg(feature = "json")]
 /// Appends the code of a string numbered `i`.
 pub(crate) fn push_str(out: &mut Vec<u8>, i: u32) {
     out.push(STR);
@@ -289,11 +292,13 @@ pub(crate) fn push_float(out: &mut Vec<u8>, x: f64) {
     out.extend_from_slice(&canonical_bits(x).to_le_bytes());
 }
 
+#[cfg(feature = "json")]
 /// Appends the start of a tuple's code.
 pub(crate) fn push_tuple(out: &mut Vec<u8>) {
     out.push(TUPLE);
 }
 
+#[cfg(feature = "json")]
 /// Appends the end of a tuple's code.
 pub(crate) fn push_end(out: &mut Vec<u8>) {
     out.push(END);

@@ -7,7 +7,11 @@
 //! - [`TaskGraph`]: tasks by key in insertion order, with optional size and cost.
 //! - [`Dag`]: the view of a graph that ordering and placement need, over dense
 //!   [`NodeId`]s; [`Topology`] implements it in compressed sparse rows.
-//! - [`json`]: the `taskgraph-json/1` interchange format.
+//! - `json` (feature `json`, on by default): the `taskgraph-json/1`
+//!   interchange format, plain or gzip, with its own error type; and
+//!   `file` (feature `files`): files written whole or not at all, and
+//!   private temporary directories. Without them the crate depends on no
+//!   serialization, compression or temporary-file crate.
 //! - [`GraphStats`]: the shape of a graph in seven numbers.
 //! - [`generate`]: seeded generators of chains, trees, random DAGs, 2-D array
 //!   shapes and shuffles, and dask's word-count graph.
@@ -23,11 +27,13 @@
 
 mod dag;
 mod error;
+#[cfg(feature = "files")]
 pub mod file;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 pub mod generate;
 mod graph;
+#[cfg(feature = "json")]
 pub mod json;
 mod key;
 mod key_table;
@@ -43,9 +49,12 @@ mod topology;
 mod value;
 
 pub use dag::Dag;
-pub use error::{Error, Problem, TaskAt};
+pub use error::Error;
 pub use graph::{Body, Task, TaskGraph, TaskGraphBuilder};
+#[cfg(feature = "json")]
+pub use json::{Problem, TaskAt};
 pub use key::Key;
+pub use limits::{MAX_NAME_BYTES, MAX_NESTING, MAX_STRING_BYTES};
 pub use node::NodeId;
 pub use references::References;
 pub use shape::Shape;

@@ -1,12 +1,10 @@
 //! `GraphStats`: the shape of a graph in seven numbers.
 
-use serde::Serialize;
-
 use crate::{Dag, NodeId, Topology};
 
 /// The shape of a graph: its size, its ends, its depth and its widest nodes.
 ///
-/// Serializes (with `serde_json`) to exactly
+/// With the `json` feature, serializes (with `serde_json`) to exactly
 /// `{"tasks":N,"edges":N,"roots":N,"leaves":N,"depth":N,"max_in_degree":N,"max_out_degree":N}`.
 ///
 /// # Example
@@ -20,7 +18,8 @@ use crate::{Dag, NodeId, Topology};
 /// assert_eq!((stats.roots, stats.leaves, stats.depth, stats.max_in_degree), (1, 1, 3, 2));
 /// # Ok::<(), graph_core::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(serde::Serialize))]
 pub struct GraphStats {
     /// Number of tasks.
     pub tasks: usize,

@@ -75,6 +75,7 @@ pub struct OpInterner {
 }
 
 impl Op {
+    #[cfg(feature = "json")]
     /// The op named by a string already shared.
     pub(crate) fn from_shared(name: Arc<str>) -> Op {
         Op(name)
@@ -253,7 +254,7 @@ impl Term {
 
     /// How many levels the term takes in `taskgraph-json/1`: each term
     /// object (`ref`, `call`, `list`) is one, and each array of a key in a
-    /// reference another, as [`json::MAX_NESTING`](crate::json::MAX_NESTING)
+    /// reference another, as [`MAX_NESTING`](crate::MAX_NESTING)
     /// counts them.
     ///
     /// # Example

@@ -3,7 +3,7 @@
 
 use graph_core::{GraphStats, Key, TaskGraph, Term, json};
 
-fn main() -> Result<(), graph_core::Error> {
+fn main() -> Result<(), graph_core::json::Error> {
     // x = 1; y = inc(x); ('z', 0) = add(x, y)
     let graph = TaskGraph::builder()
         .task("x", Term::lit(1))

@@ -66,7 +66,10 @@ fn terms_too_deep_are_refused_when_written() {
     // A graph in memory may hold it; a file may not.
     graph.insert("deep", term).unwrap();
     let err = json::to_string(&graph).unwrap_err();
-    assert!(matches!(err, Error::TooDeep { levels: 8193, .. }), "{err}");
+    assert!(
+        matches!(err, json::Error::Graph(Error::TooDeep { levels: 8193, .. })),
+        "{err}"
+    );
     assert_eq!(
         err.to_string(),
         "task 'deep': its term or key nests 8193 levels deep, more than the limit of 8192"

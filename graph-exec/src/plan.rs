@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::json::MAX_NESTING;
+use graph_core::MAX_NESTING;
 use graph_core::{Body, Dag, Key, NodeId, TaskGraph, Term, Topology};
 use rustc_hash::FxHashMap;
 

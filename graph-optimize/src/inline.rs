@@ -112,7 +112,7 @@ struct Scratch {
 
 /// Substitutes the inlined tasks `node` references (already expanded) into
 /// its body, unless it is opaque, or unless the body would nest deeper than
-/// [`json::MAX_NESTING`](graph_core::json::MAX_NESTING) levels (no file
+/// [`json::MAX_NESTING`](graph_core::MAX_NESTING) levels (no file
 /// could hold it): the task then keeps its references.
 fn substitute_inlined(
     work: &mut Work<'_>,
@@ -148,7 +148,7 @@ fn substitute_inlined(
         .map(|&slot| work.nesting_of(slot, nesting))
         .max()
         .unwrap_or(0);
-    if work.nesting_of(work.body(node), nesting) + deepest > graph_core::json::MAX_NESTING {
+    if work.nesting_of(work.body(node), nesting) + deepest > graph_core::MAX_NESTING {
         return;
     }
     let body = work.substitute(work.body(node), row, &mut |i, _| picks[i]);

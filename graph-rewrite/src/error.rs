@@ -45,7 +45,7 @@ pub enum Error {
     /// run.
     #[error(
         "task {key}: the rewritten term nests {levels} levels deep, more than the limit of {}",
-        graph_core::json::MAX_NESTING
+        graph_core::MAX_NESTING
     )]
     TooDeep {
         /// The task.

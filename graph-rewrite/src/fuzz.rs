@@ -216,7 +216,7 @@ fn check_fixpoint(rules: &RuleSet, term: &Term, max_steps: usize) {
         }
         Some(StopReason::TooDeep(levels)) => {
             assert!(
-                levels > graph_core::json::MAX_NESTING && outcome.term.levels() == levels,
+                levels > graph_core::MAX_NESTING && outcome.term.levels() == levels,
                 "stopped as too deep at {levels} levels on {term}"
             );
         }

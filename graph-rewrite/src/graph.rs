@@ -332,7 +332,7 @@ fn rewrite_task(
     let mut gained_ref = false;
     if let Some(new) = &new {
         let levels = new.levels().max(graph.key(node).nesting());
-        if levels > graph_core::json::MAX_NESTING {
+        if levels > graph_core::MAX_NESTING {
             return Err(Error::TooDeep {
                 key: graph.key(node).clone(),
                 levels,

@@ -79,7 +79,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<RuleSet, Error> {
     let rules = Reader::default().rules(&document)?;
     // serde's reader takes an integer past u64 for a float (one within u64
     // but past i64 the reader above refuses, naming the rule).
-    if let Err(graph_core::Error::Invalid {
+    if let Err(graph_core::json::Error::Invalid {
         line,
         column,
         problem,

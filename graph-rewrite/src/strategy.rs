@@ -3,8 +3,8 @@
 
 use std::fmt;
 
+use graph_core::MAX_NESTING;
 use graph_core::Term;
-use graph_core::json::MAX_NESTING;
 
 use crate::RuleSet;
 use crate::net::Matcher;

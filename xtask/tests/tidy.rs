@@ -1,5 +1,6 @@
 //! Tidy checks of the whole workspace, run by `cargo test`: the architecture's
-//! dependency rule, and a `//!` line at the top of every Rust file.
+//! dependency rule, a `//!` line at the top of every Rust file, and a reason
+//! written down for every panic left in library code.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -210,4 +211,139 @@ fn readme_opens_with_the_two_commands() {
         demo.unwrap() < first_section && test.unwrap() < first_section,
         "the commands come first"
     );
+}
+
+/// The crates whose `src/` is library code: what users call, where no
+/// input of theirs may reach a panic.
+const LIBRARY_CRATES: [&str; 8] = [
+    "graph-core",
+    "graph-order",
+    "graph-optimize",
+    "graph-rewrite",
+    "graph-exec",
+    "graph-assign",
+    "graph-distributed",
+    "graph-python",
+];
+
+/// What panics: `.unwrap()`, `.expect(` and the panicking macros (not the
+/// `debug_` asserts, which release builds leave out).
+const PANICS: [&str; 9] = [
+    ".unwrap()",
+    ".expect(",
+    "panic!(",
+    "unreachable!(",
+    "todo!(",
+    "unimplemented!(",
+    "assert!(",
+    "assert_eq!(",
+    "assert_ne!(",
+];
+
+/// The panic sites of a library file's text: every [`PANICS`] match on a
+/// line that is not a comment, up to the file's `#[cfg(test)]` module. A
+/// macro counts only as a whole word (`debug_assert!(` is not `assert!(`).
+fn panic_sites(text: &str) -> usize {
+    let mut sites = 0;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if line.starts_with("//") {
+            continue;
+        }
+        for pattern in PANICS {
+            let whole_word = !pattern.starts_with('.');
+            sites += line
+                .match_indices(pattern)
+                .filter(|&(at, _)| {
+                    !whole_word
+                        || !line[..at]
+                            .chars()
+                            .next_back()
+                            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+                .count();
+        }
+    }
+    sites
+}
+
+/// Each library file's panic sites, by path from the root: test files and
+/// the fuzz targets' checkers (`fuzz.rs`, behind a feature) left out.
+fn library_panic_sites() -> std::collections::BTreeMap<String, usize> {
+    let mut sites = std::collections::BTreeMap::new();
+    for name in LIBRARY_CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(name).join("src"), &mut files);
+        for path in files {
+            let file = path.file_name().unwrap().to_string_lossy();
+            if file == "tests.rs" || file == "fuzz.rs" {
+                continue;
+            }
+            let count = panic_sites(&fs::read_to_string(&path).unwrap());
+            if count > 0 {
+                let relative = path.strip_prefix(root()).unwrap();
+                sites.insert(relative.display().to_string(), count);
+            }
+        }
+    }
+    sites
+}
+
+#[test]
+fn every_panic_in_library_code_is_listed_with_why_no_input_reaches_it() {
+    let listed_text = fs::read_to_string(root().join("xtask/panics.txt")).unwrap();
+    let mut listed = std::collections::BTreeMap::new();
+    for line in listed_text.lines() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (site, why) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("xtask/panics.txt: `{line}` is not `PATH COUNT: WHY`"));
+        let (path, count) = site
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("xtask/panics.txt: `{line}` has no count"));
+        assert!(
+            why.len() > 20,
+            "xtask/panics.txt: {path} says too little why"
+        );
+        listed.insert(path.to_owned(), count.parse::<usize>().unwrap());
+    }
+    let found = library_panic_sites();
+    let mut wrong = Vec::new();
+    for (path, &count) in &found {
+        match listed.get(path) {
+            Some(&allowed) if allowed == count => {}
+            Some(&allowed) => wrong.push(format!("{path}: {count} panic sites, {allowed} listed")),
+            None => wrong.push(format!("{path}: {count} panic sites, none listed")),
+        }
+    }
+    for path in listed.keys().filter(|path| !found.contains_key(*path)) {
+        wrong.push(format!("{path}: listed, but has no panic site now"));
+    }
+    assert!(
+        wrong.is_empty(),
+        "library code panics only where no input can reach (xtask/panics.txt says why, \
+         file by file; return an error instead, or add the site and its reason):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn panic_sites_are_counted_as_code_not_comments() {
+    let text = "\
+//! a.unwrap() in a doc line
+fn f() {
+    x.unwrap(); y.expect(\"why\");
+    debug_assert!(ok);
+    assert!(ok); assert_eq!(a, b);
+    // panic!(\"a comment\")
+    my_panic!(no);
+}
+#[cfg(test)]
+mod tests { fn g() { z.unwrap(); } }
+";
+    assert_eq!(panic_sites(text), 4);
 }

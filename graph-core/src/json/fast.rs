@@ -11,9 +11,9 @@
 //! is the one problem it reports itself, since serde's reader would read one
 //! past `u64` as a float.
 
+use super::error::TaskAt;
 use super::source::Source;
 use super::{FORMAT, GROW_EVERY, MAX_NESTING, RED_ZONE, STACK_SEGMENT};
-use crate::error::TaskAt;
 use crate::graph::{Body, Task};
 use crate::key_table::{self, KeyTable};
 use crate::{Key, NodeId, Op, Shape, TaskGraph, Term, Topology, Value};
@@ -45,7 +45,7 @@ pub(crate) enum Bail {
 /// Where a string longer than its limit starts, and what it is.
 #[derive(Debug)]
 pub(crate) struct TooLong {
-    /// What it is (see [`Problem::TooLong`](crate::error::Problem::TooLong)).
+    /// What it is (see [`Problem::TooLong`](super::Problem::TooLong)).
     what: &'static str,
     limit: usize,
     /// The offset of its first byte in the (uncompressed) text.
@@ -56,12 +56,12 @@ pub(crate) struct TooLong {
 
 impl TooLong {
     /// The error, the string starting at `line` and `column`.
-    pub(crate) fn at(self, line: usize, column: usize) -> crate::Error {
-        crate::Error::Invalid {
+    pub(crate) fn at(self, line: usize, column: usize) -> super::Error {
+        super::Error::Invalid {
             line,
             column,
             task: self.task,
-            problem: crate::error::Problem::TooLong {
+            problem: super::Problem::TooLong {
                 what: self.what,
                 limit: self.limit,
             },

@@ -16,6 +16,7 @@
 //! (bytes) and `"cost"` (seconds). Other top-level fields are ignored; any
 //! other task field is an error.
 
+mod error;
 mod fast;
 mod read;
 mod source;
@@ -27,9 +28,10 @@ use std::path::Path;
 use self::fast::{Bail, GraphSink, Reader, ShapeSink};
 use self::read::{check, parse};
 use self::source::{Chunked, Source, prefetched};
-use crate::error::Problem;
 use crate::graph::{Body, Task};
-use crate::{Error, Key, Shape, TaskAt, TaskGraph, Term, Value};
+use crate::{Key, Shape, TaskGraph, Term, Value};
+
+pub use self::error::{Error, Problem, TaskAt};
 
 /// The value of the `"format"` field.
 pub const FORMAT: &str = "taskgraph-json/1";
@@ -84,7 +86,7 @@ pub fn read_path(path: impl AsRef<Path>) -> Result<TaskGraph, Error> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_shape_path(path: impl AsRef<Path>) -> Result<Shape, Error> {
-    read_with(path.as_ref(), read_shape, |graph| Shape::of(&graph))
+    read_with(path.as_ref(), read_shape, |graph| Ok(Shape::of(&graph)?))
 }
 
 /// Reads all of a file, or of standard input when `path` is `-`, with the name
@@ -125,7 +127,7 @@ pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
 /// let bad = r#"{"format": "taskgraph-json/1", "tasks": [{"key": "x", "task": 1, "colour": 2}]}"#;
 /// let err = json::from_slice(bad.as_bytes()).unwrap_err();
 /// assert_eq!(err.to_string(), "line 1, column 73: tasks[0] (key 'x'): unknown field `colour`");
-/// # Ok::<(), graph_core::Error>(())
+/// # Ok::<(), graph_core::json::Error>(())
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
     from_bytes(bytes, read_graph, Ok)
@@ -137,7 +139,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<TaskGraph, Error> {
 ///
 /// As [`from_slice`].
 pub fn shape_from_slice(bytes: &[u8]) -> Result<Shape, Error> {
-    from_bytes(bytes, read_shape, |graph| Shape::of(&graph))
+    from_bytes(bytes, read_shape, |graph| Ok(Shape::of(&graph)?))
 }
 
 /// What each reader makes of `bytes`, for the fuzz checker that holds them
@@ -501,7 +503,7 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
 /// ]}
 /// "#);
 /// assert_eq!(json::from_slice(text.as_bytes())?, graph);
-/// # Ok::<(), graph_core::Error>(())
+/// # Ok::<(), graph_core::json::Error>(())
 /// ```
 pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
     let mut out = BufWriter::with_capacity(1 << 16, writer);
@@ -538,11 +540,12 @@ fn check_depth(key: &Key, task: &Task) -> Result<(), Error> {
     }
     .max(key.nesting());
     if levels > MAX_NESTING {
-        return Err(Error::TooDeep {
+        return Err(crate::Error::TooDeep {
             key: key.clone(),
             levels,
             limit: MAX_NESTING,
-        });
+        }
+        .into());
     }
     Ok(())
 }

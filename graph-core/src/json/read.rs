@@ -8,11 +8,11 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use super::error::{Error, Problem, TaskAt};
 use super::{FORMAT, GROW_EVERY, MAX_NESTING, RED_ZONE, STACK_SEGMENT};
-use crate::error::{Problem, TaskAt};
 use crate::graph::{Body, Task};
 use crate::term::{Op, OpInterner};
-use crate::{Error, Key, TaskGraph, Term, Value};
+use crate::{Key, TaskGraph, Term, Value};
 
 /// What the parser knows about where it is, to put into errors.
 #[derive(Default)]
@@ -93,17 +93,17 @@ pub(super) fn parse(bytes: &[u8]) -> Result<TaskGraph, Error> {
 /// Builds the graph's topology: every reference resolves, and no cycle.
 pub(super) fn check(graph: &TaskGraph) -> Result<(), Error> {
     graph.topology().map_err(|err| match err {
-        Error::MissingDependency { ref key, .. } => {
+        crate::Error::MissingDependency { ref key, .. } => {
             let index = graph
                 .node_id(key)
                 .expect("the task with the reference exists")
                 .index();
             Error::AtTask {
                 index,
-                error: Box::new(err),
+                error: Box::new(err.into()),
             }
         }
-        other => other,
+        other => other.into(),
     })?;
     Ok(())
 }
@@ -228,7 +228,7 @@ impl<'de> Visitor<'de> for TasksSeed<'_> {
                 break;
             };
             graph.insert_task(key, task).map_err(|err| match err {
-                Error::DuplicateKey { key } => context.fail(Problem::DuplicateKey { key }),
+                crate::Error::DuplicateKey { key } => context.fail(Problem::DuplicateKey { key }),
                 other => de::Error::custom(other),
             })?;
         }
