@@ -44,7 +44,7 @@ fn parse_shape(name: &str) -> Result<Shape, String> {
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let mut graph = args.shape.generate(args.tasks, args.seed);
     if let Some(bytes) = args.value_bytes {
-        graph = graph_core::generate::with_value_bytes(&graph, bytes);
+        graph = graph_core::generate::with_value_bytes(&graph, bytes)?;
     }
     crate::graph_file::write(&graph, &args.output)?;
     if args.output.as_os_str() != "-" {

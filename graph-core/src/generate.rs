@@ -548,20 +548,22 @@ impl Shape {
 /// ```
 /// use graph_core::{Dag, generate};
 ///
-/// let graph = generate::with_value_bytes(&generate::chain(3), 1024);
+/// let graph = generate::with_value_bytes(&generate::chain(3), 1024)?;
 /// let body = |i| graph.task(graph_core::NodeId::new(i)).body.term().unwrap().to_string();
 /// assert_eq!(body(0), "blob(1024, 0)");
 /// assert_eq!(body(1), "blob(1024, 1, ('chain', 0))");
 /// assert_eq!(body(2), "checksum(('chain', 1))");
 /// assert_eq!(graph.task(graph_core::NodeId::new(2)).size, Some(1024));
+/// # Ok::<(), graph_core::Error>(())
 /// ```
 ///
-/// # Panics
+/// # Errors
 ///
-/// If `graph` is not a valid graph (its topology fails); the generators'
-/// graphs always are.
-pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> TaskGraph {
-    let topology = graph.topology().expect("a generated graph is valid");
+/// What [`TaskGraph::topology`] says of `graph`: a generated graph has no
+/// missing key or cycle, but may have more edges than 32-bit ids allow
+/// ([`Error::TooLarge`](crate::Error::TooLarge)).
+pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> Result<TaskGraph, crate::Error> {
+    let topology = graph.topology()?;
     let mut out = TaskGraph::with_capacity(graph.len());
     for (i, key) in graph.keys().enumerate() {
         let node = crate::NodeId::new(i);
@@ -586,5 +588,5 @@ pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> TaskGraph {
         out.insert_task(key.clone(), task)
             .expect("the keys of a graph are distinct");
     }
-    out
+    Ok(out)
 }

@@ -15,7 +15,7 @@ use graph_distributed::{Cluster, Job};
 
 /// `shape` with about `tasks` tasks whose results take `bytes` each.
 fn graph_of(shape: Shape, tasks: usize, bytes: u64) -> Arc<TaskGraph> {
-    Arc::new(generate::with_value_bytes(&shape.generate(tasks, 3), bytes))
+    Arc::new(generate::with_value_bytes(&shape.generate(tasks, 3), bytes).unwrap())
 }
 
 /// A limit that never binds but makes results travel in pieces.

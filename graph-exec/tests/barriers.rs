@@ -4,8 +4,10 @@
 
 mod common;
 
-use graph_core::{Topology, generate};
-use graph_exec::{Dynamic, Error, LocalExecutor, OpRegistry, RunOptions, execute_sequential};
+use graph_core::{TaskGraph, Term, Topology, generate};
+use graph_exec::{
+    Dynamic, Error, LocalExecutor, OpRegistry, Request, RunOptions, execute_sequential,
+};
 
 #[test]
 fn barrier_schedule_gives_the_same_results() {
@@ -75,5 +77,34 @@ fn a_schedule_that_misses_a_dependency_is_an_error() {
     assert_eq!(
         err.to_string(),
         "the scheduling topology has 2 nodes, fewer than the graph's 5 tasks"
+    );
+}
+
+#[test]
+fn a_schedule_that_adds_a_task_the_request_does_not_need_is_an_error() {
+    // `b` is not needed by `c`, but the schedule puts it before `c`: it was
+    // never compiled, and is named rather than evaluated.
+    let graph = TaskGraph::builder()
+        .task("a", Term::lit(1))
+        .task("b", Term::lit(2))
+        .task("c", Term::call("inc", [Term::key("a")]))
+        .build()
+        .unwrap();
+    let schedule = Topology::from_edges(3, [(0, 2), (1, 2)]).unwrap();
+    let options = RunOptions {
+        schedule: Some(&schedule),
+        ..RunOptions::default()
+    };
+    let err = LocalExecutor::with_threads(1)
+        .run(
+            &graph,
+            &OpRegistry::builtins(),
+            &Request::from("c"),
+            &options,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::NotNeeded { key } if *key == "b".into()),
+        "{err}"
     );
 }

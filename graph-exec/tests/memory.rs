@@ -56,7 +56,7 @@ fn run_within(graph: &TaskGraph, threads: usize, limit: Option<u64>) -> graph_ex
 #[test]
 fn a_limit_spills_and_keeps_the_results() {
     for shape in Shape::ALL {
-        let graph = generate::with_value_bytes(&shape.generate(1_500, 2), 4_000);
+        let graph = generate::with_value_bytes(&shape.generate(1_500, 2), 4_000).unwrap();
         let free = run_within(&graph, 2, None);
         assert!(free.stats.peak_bytes > 0 && free.stats.spilled_bytes == 0);
         // A third of what the unlimited run holds, and room for a task's

@@ -16,7 +16,7 @@ fn the_spill_directory_goes_when_the_run_ends() {
     let entries = || std::fs::read_dir(&tmp).unwrap().count();
 
     // A run that spills and succeeds.
-    let graph = generate::with_value_bytes(&Shape::Shuffle.generate(400, 1), 10_000);
+    let graph = generate::with_value_bytes(&Shape::Shuffle.generate(400, 1), 10_000).unwrap();
     let options = RunOptions {
         memory_limit: Some(300_000),
         ..RunOptions::default()
