@@ -158,8 +158,10 @@ fn a_signal_to_the_processes_of_a_hostfile_run_that_spills_leaves_no_spill_direc
                     path(&hostfile),
                     "--process",
                     process,
+                    // Small enough that each process spills, whichever
+                    // tasks it is given.
                     "--memory-limit",
-                    "700KB",
+                    "300KB",
                 ],
                 &secret,
             )
