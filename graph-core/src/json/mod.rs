@@ -110,8 +110,9 @@ pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
 ///
 /// [`Error::Syntax`] for text that is not JSON (with line and column),
 /// [`Error::Invalid`] for JSON that is not `taskgraph-json/1` (with line,
-/// column and the task's position and key), [`Error::AtTask`] around
-/// [`Error::MissingDependency`], and [`Error::Cycle`].
+/// column and the task's position and key), [`Error::AtTask`] around a
+/// [`crate::Error::MissingDependency`], and a [`crate::Error::Cycle`] (as
+/// [`Error::Graph`]).
 ///
 /// # Example
 ///
@@ -482,7 +483,7 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
 /// # Errors
 ///
 /// [`Error::NonFiniteFloat`] for a NaN or infinite float, which JSON cannot
-/// spell, [`Error::TooDeep`] for a task that nests deeper than
+/// spell, [`crate::Error::TooDeep`] (as [`Error::Graph`]) for a task that nests deeper than
 /// [`MAX_NESTING`] levels, which the reader would refuse, and [`Error::Io`]
 /// when writing fails. Nothing is written past such a task.
 ///
