@@ -11,7 +11,7 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
 use crate::{
     Error, HeldLimit, OpRegistry, Request, ResultStore, Run, Scheduler, SchedulerConfig, Startable,
-    TaskValue, pressure_rise, run_order, task_kinds,
+    TaskValue, pressure_rise, run_order,
 };
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
@@ -256,7 +256,7 @@ impl LocalExecutor {
         let (expected_bytes, kinds): (Vec<Option<u64>>, Vec<u32>) = match options.memory_limit {
             Some(_) => (
                 graph.iter().map(|(_, task)| task.size).collect(),
-                task_kinds(graph),
+                plan.kinds(),
             ),
             None => (Vec::new(), Vec::new()),
         };

@@ -178,6 +178,20 @@ impl<'g, T: TaskValue> Plan<'g, T> {
         })
     }
 
+    /// Each task's kind for the scheduler's estimates: the op its compiled
+    /// term calls, numbered from 1, and 0 for a task that calls none or is
+    /// not compiled (as [`task_kinds`](crate::task_kinds) numbers them, from
+    /// the compiled ops rather than their names).
+    pub(crate) fn kinds(&self) -> Vec<u32> {
+        self.exprs
+            .iter()
+            .map(|expr| match expr {
+                Some(Expr::Call { op, .. }) => op + 1,
+                _ => 0,
+            })
+            .collect()
+    }
+
     /// The needed tasks in a depth-first post-order from the outputs, taken in
     /// request order: the default order of both executors.
     pub(crate) fn post_order(&self) -> Vec<NodeId> {

@@ -4,10 +4,11 @@
 //! freed, and how many were held at most.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use fixedbitset::FixedBitSet;
 use graph_core::{Body, Dag, NodeId, TaskGraph, Term, Topology};
+use rustc_hash::FxHashMap;
 
 use crate::rank_set::RankSet;
 
@@ -366,7 +367,7 @@ impl Memory<'_> {
 /// # Ok::<(), graph_core::Error>(())
 /// ```
 pub fn task_kinds(graph: &TaskGraph) -> Vec<u32> {
-    let mut ops: HashMap<&str, u32> = HashMap::new();
+    let mut ops: FxHashMap<&str, u32> = FxHashMap::default();
     graph
         .iter()
         .map(|(_, task)| match &task.body {
