@@ -208,10 +208,6 @@ impl Checked {
             tripwire,
         })
     }
-
-    fn fail(&self, kind: io::ErrorKind, message: String) -> io::Error {
-        io::Error::new(kind, message)
-    }
 }
 
 impl Read for Checked {
@@ -221,7 +217,7 @@ impl Read for Checked {
                 Ok(read) => {
                     if let Err(problem) = self.frames.scan(&buf[..read]) {
                         self.tripwire.malformed(self.peer, problem.clone());
-                        return Err(self.fail(io::ErrorKind::InvalidData, problem));
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, problem));
                     }
                     self.last = Instant::now();
                     return Ok(read);
@@ -230,9 +226,9 @@ impl Read for Checked {
                     let waited = self.last.elapsed();
                     if self.frames.inside() && waited > self.stall {
                         self.tripwire.stalled(self.peer, waited);
-                        return Err(self.fail(
+                        return Err(io::Error::new(
                             io::ErrorKind::TimedOut,
-                            "the connection stalled inside a frame".to_string(),
+                            "the connection stalled inside a frame",
                         ));
                     }
                     if self.tripwire.tripped() {

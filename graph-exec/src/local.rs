@@ -206,16 +206,19 @@ impl LocalExecutor {
             });
         }
         let needed: Cow<'_, [bool]> = match options.schedule {
-            Some(_) => Cow::Owned(sched.needed_by(&plan.outputs)?),
+            Some(_) => {
+                let needed = sched.needed_by(&plan.outputs)?;
+                // A schedule may add barriers before a task, not tasks the
+                // request does not need (they were not compiled).
+                if let Some(extra) = (0..graph.len()).find(|&i| needed[i] && !plan.needed[i]) {
+                    return Err(Error::NotNeeded {
+                        key: graph.key(NodeId::new(extra)).clone(),
+                    });
+                }
+                Cow::Owned(needed)
+            }
             None => Cow::Borrowed(&plan.needed),
         };
-        // A schedule may add barriers before a task, not tasks the request
-        // does not need (they were not compiled).
-        if let Some(extra) = (0..graph.len()).find(|&i| needed[i] && !plan.needed[i]) {
-            return Err(Error::NotNeeded {
-                key: graph.key(NodeId::new(extra)).clone(),
-            });
-        }
         // The default order (a depth-first post-order numbering the needed
         // tasks 0..m) is already the order one thread runs.
         let default_order = options.priorities.is_none() && options.schedule.is_none();

@@ -476,8 +476,11 @@ impl Shared {
         let mut batch = 1;
         let many = self.workers > 1;
         loop {
+            // A load first: every turn of every worker reads the flag, and
+            // a swap would write its cache line each time.
             assert!(
-                !self.panic_next.swap(false, Ordering::Relaxed),
+                !(self.panic_next.load(Ordering::Relaxed)
+                    && self.panic_next.swap(false, Ordering::Relaxed)),
                 "a worker's loop panicked (injected by a test)"
             );
             let step =
