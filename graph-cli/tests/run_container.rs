@@ -27,10 +27,7 @@ fn string_bomb() -> String {
         ));
     }
     tasks.push(r#"{"key": "n", "task": {"call": "len", "args": [{"ref": "s30"}]}}"#.to_owned());
-    format!(
-        r#"{{"format": "taskgraph-json/1", "tasks": [{}]}}"#,
-        tasks.join(",\n")
-    )
+    common::document(&tasks)
 }
 
 #[test]

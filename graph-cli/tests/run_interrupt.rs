@@ -24,14 +24,7 @@ fn sleepers(dir: &Path) -> std::path::PathBuf {
             .to_owned(),
     );
     let file = dir.join("sleepers.json");
-    std::fs::write(
-        &file,
-        format!(
-            r#"{{"format": "taskgraph-json/1", "tasks": [{}]}}"#,
-            tasks.join(",\n")
-        ),
-    )
-    .unwrap();
+    std::fs::write(&file, common::document(&tasks)).unwrap();
     file
 }
 

@@ -152,10 +152,7 @@ fn only_the_heaviest_edges_are_labelled() {
         r#"{{"key": "sink", "deps": [{}]}}"#,
         sink_deps.join(", ")
     ));
-    let text = format!(
-        r#"{{"format": "taskgraph-json/1", "tasks": [{}]}}"#,
-        tasks.join(", ")
-    );
+    let text = common::document(&tasks);
     let run = taskgraph(&["viz", "-", "--collapse"], text.as_bytes());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let all = edges(&run.stdout);

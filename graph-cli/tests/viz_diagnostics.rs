@@ -29,10 +29,7 @@ fn graph(tasks: &[(&str, &[&str])]) -> String {
             )
         })
         .collect();
-    format!(
-        "{{\"format\": \"taskgraph-json/1\", \"tasks\": [{}]}}",
-        tasks.join(", ")
-    )
+    common::document(&tasks)
 }
 
 /// Per task (by its key's spelling), the second label line and the tooltip

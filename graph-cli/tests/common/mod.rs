@@ -13,6 +13,14 @@ pub struct Run {
     pub code: Option<i32>,
 }
 
+/// A `taskgraph-json/1` document of `tasks`, each a task object's JSON.
+pub fn document(tasks: &[String]) -> String {
+    format!(
+        r#"{{"format": "taskgraph-json/1", "tasks": [{}]}}"#,
+        tasks.join(",\n")
+    )
+}
+
 /// Runs `taskgraph` with `args`, feeding `stdin` to it.
 pub fn taskgraph(args: &[&str], stdin: &[u8]) -> Run {
     taskgraph_in(&std::env::temp_dir(), args, stdin)
