@@ -415,7 +415,14 @@ fn across_step(out: &mut impl Write, graph: &TaskGraph, keys: &[Key]) -> anyhow:
 /// an existing file: the first free name of `demo-order.svg`,
 /// `demo-order-2.svg`, ... is taken, and said.
 fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
-    use crate::viz::{Colour, Options, draw};
+    use crate::viz::draw;
+    use graph_viz::{Colour, Options};
+    /// The default options with `set` applied.
+    fn options(set: impl FnOnce(&mut Options)) -> Options {
+        let mut options = Options::default();
+        set(&mut options);
+        options
+    }
     let kinds = [
         (
             "demo-order",
@@ -425,35 +432,25 @@ fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
         (
             "demo-memorypressure",
             "coloured by how many results are held when each task runs",
-            Options {
-                colour: Colour::Memorypressure,
-                ..Options::default()
-            },
+            options(|o| o.colour = Colour::Memorypressure),
         ),
         (
             "demo-worker",
             "coloured by worker, 2 workers (cut edges dashed)",
-            Options {
-                colour: Colour::Worker,
-                workers: 2,
-                ..Options::default()
-            },
+            options(|o| {
+                o.colour = Colour::Worker;
+                o.workers = 2;
+            }),
         ),
         (
             "demo-stages",
             "coloured by stage (one: no two tasks read the same two tasks)",
-            Options {
-                colour: Colour::Stage,
-                ..Options::default()
-            },
+            options(|o| o.colour = Colour::Stage),
         ),
         (
             "demo-collapsed",
             "collapsed into its groups of tasks",
-            Options {
-                collapse: true,
-                ..Options::default()
-            },
+            options(|o| o.collapse = true),
         ),
     ];
     writeln!(out, "Pictures of the graph:")?;
@@ -479,10 +476,7 @@ fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
     }
     if graphviz {
         let page = free_name("demo", "html");
-        let options = Options {
-            colour: Colour::Memorypressure,
-            ..Options::default()
-        };
+        let options = options(|o| o.colour = Colour::Memorypressure);
         draw(graph, "word count", &options, &page)?;
         writeln!(
             out,

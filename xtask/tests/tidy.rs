@@ -15,8 +15,9 @@ fn root() -> PathBuf {
 /// The layering: each crate of the workspace, and the siblings it may
 /// depend on (a sibling may always be a dev-dependency, for tests). The
 /// algorithm crates build on `graph-core` alone; the runtime across processes
-/// builds on the executor's core; the bindings and the command sit on top.
-const LAYERS: [(&str, &[&str]); 10] = [
+/// builds on the executor's core; the pictures on the order, the placement
+/// and the stage plan; the bindings and the command sit on top.
+const LAYERS: [(&str, &[&str]); 11] = [
     ("graph-core", &[]),
     ("graph-order", &["graph-core"]),
     ("graph-optimize", &["graph-core"]),
@@ -24,6 +25,15 @@ const LAYERS: [(&str, &[&str]); 10] = [
     ("graph-exec", &["graph-core"]),
     ("graph-assign", &["graph-core"]),
     ("graph-distributed", &["graph-core", "graph-exec"]),
+    (
+        "graph-viz",
+        &[
+            "graph-core",
+            "graph-order",
+            "graph-optimize",
+            "graph-assign",
+        ],
+    ),
     (
         "graph-python",
         &[
@@ -44,6 +54,7 @@ const LAYERS: [(&str, &[&str]); 10] = [
             "graph-exec",
             "graph-assign",
             "graph-distributed",
+            "graph-viz",
         ],
     ),
     ("xtask", &[]),

@@ -3,13 +3,33 @@
 //! and its Graphviz DOT.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::colour::Rgb;
-use super::legend::Legend;
+use crate::Error;
+use crate::colour::Rgb;
+use crate::legend::Legend;
 
-/// A picture ready to be written as DOT, SVG, PNG or an HTML page.
+/// A picture of a graph, made by [`picture`](crate::picture()): its boxes
+/// (tasks, or groups of tasks) with their labels and fills, the arrows between
+/// them, a legend, and each box's hover card for an HTML page. Write it as
+/// DOT ([`Picture::to_dot`]), render that with [`render`](crate::render()),
+/// or write it to a file with [`write_picture`](crate::write_picture).
+///
+/// # Example
+///
+/// ```
+/// use graph_viz::{Options, picture};
+///
+/// let graph = graph_core::generate::chain(4);
+/// let drawn = picture(&graph, "a chain", &Options::default())?;
+/// assert_eq!((drawn.node_count(), drawn.edge_count()), (4, 3));
+/// assert_eq!(drawn.title(), "a chain, 4 tasks coloured by order");
+/// let dot = drawn.to_dot();
+/// assert!(dot.contains("n0 -> n1;") && dot.contains("legend [id=\"legend\""));
+/// # Ok::<(), graph_viz::Error>(())
+/// ```
 #[derive(Debug)]
-pub(crate) struct Picture {
+pub struct Picture {
     /// What the picture shows, for the HTML page's title.
     pub(crate) title: String,
     /// The boxes, one per task or group; node `i` is drawn with the SVG id
@@ -61,9 +81,51 @@ pub(crate) enum Target {
 }
 
 impl Picture {
-    /// The picture in Graphviz DOT, laid out bottom to top as dask draws
-    /// graphs, the legend on the top rank.
-    pub(crate) fn to_dot(&self, target: Target) -> String {
+    /// What the picture shows: the graph's name, its number of tasks (and
+    /// groups), and what the colours show (`word count, 14 tasks coloured
+    /// by order`).
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The number of boxes: tasks, or groups of tasks when collapsed.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The number of arrows: dependencies between tasks, or between groups
+    /// when collapsed.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The picture in Graphviz DOT, as `taskgraph viz` prints it: laid out
+    /// bottom to top as dask draws graphs, the legend on the top rank, a
+    /// tooltip on every box. Box `i` is the node `n{i}`, drawn with the SVG
+    /// id `v{i}`; the legend is the node `legend`.
+    pub fn to_dot(&self) -> String {
+        self.dot_for(Target::Standalone)
+    }
+
+    /// The picture as one self-contained HTML page (script and styles
+    /// inline, no external URL): the SVG Graphviz draws, with pan, zoom and
+    /// a hover card per box, as [`draw`](crate::draw()) writes `.html`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`render`](crate::render()): Graphviz missing or failing.
+    pub fn to_html(&self) -> Result<String, Error> {
+        self.page(None)
+    }
+
+    /// [`Picture::to_html`], for the file `path` (named in errors).
+    pub(crate) fn page(&self, path: Option<&Path>) -> Result<String, Error> {
+        let svg = crate::render::render_for(&self.dot_for(Target::Page), "svg", path)?;
+        crate::html::page(self, &String::from_utf8_lossy(&svg))
+    }
+
+    /// The picture in Graphviz DOT, for `target`.
+    pub(crate) fn dot_for(&self, target: Target) -> String {
         let mut dot = String::with_capacity(128 * (self.nodes.len() + self.edges.len()) + 1024);
         dot.push_str(
             "digraph taskgraph {\n  rankdir=BT;\n  \

@@ -3,10 +3,9 @@
 //! node showing its key, order position, the coloured figure, and its
 //! dependencies and dependents.
 
-use anyhow::Context;
-
-use super::legend::html_escape;
-use super::picture::Picture;
+use crate::Error;
+use crate::legend::html_escape;
+use crate::picture::Picture;
 
 /// The page's styles.
 const CSS: &str = include_str!("page.css");
@@ -17,10 +16,10 @@ const JS: &str = include_str!("page.js");
 ///
 /// # Errors
 ///
-/// An SVG without an `<svg` element, or cards that do not serialize.
-pub(crate) fn page(picture: &Picture, svg: &str) -> anyhow::Result<String> {
+/// [`Error::NotSvg`] for an SVG without a complete `<svg` tag.
+pub(crate) fn page(picture: &Picture, svg: &str) -> Result<String, Error> {
     let svg = inline_svg(svg)?;
-    let cards = script_json(&picture.cards)?;
+    let cards = script_json(&picture.cards);
     let title = html_escape(&format!("taskgraph viz: {}", picture.title));
     let hint = "drag to pan · wheel or + − to zoom · 0 to fit · hover a box for its card";
     Ok(format!(
@@ -42,14 +41,10 @@ pub(crate) fn page(picture: &Picture, svg: &str) -> anyhow::Result<String> {
 /// comments, no namespace declarations (the HTML parser puts `<svg>` in its
 /// namespace itself, and the declarations are URLs), and no fixed size (the
 /// page's styles size it).
-fn inline_svg(svg: &str) -> anyhow::Result<String> {
-    let start = svg
-        .find("<svg")
-        .context("Graphviz's output has no <svg> element")?;
+fn inline_svg(svg: &str) -> Result<String, Error> {
+    let start = svg.find("<svg").ok_or(Error::NotSvg)?;
     let body = &svg[start..];
-    let tag_end = body
-        .find('>')
-        .context("Graphviz's <svg> tag is not closed")?;
+    let tag_end = body.find('>').ok_or(Error::NotSvg)?;
     let mut tag = body[..tag_end].to_owned();
     for attr in ["xmlns", "xmlns:xlink", "width", "height"] {
         tag = remove_attribute(&tag, attr);
@@ -89,10 +84,11 @@ fn remove_attribute(tag: &str, name: &str) -> String {
 
 /// JSON that is safe inside `<script>`: `<`, `>` and `&` as `\u` escapes (they
 /// only occur inside strings), so that no key can close the element.
-fn script_json(value: &serde_json::Value) -> anyhow::Result<String> {
-    let text = serde_json::to_string(value).context("writing the hover cards")?;
-    Ok(text
+fn script_json(value: &serde_json::Value) -> String {
+    // A `Value` always serializes: its map keys are strings.
+    value
+        .to_string()
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
-        .replace('&', "\\u0026"))
+        .replace('&', "\\u0026")
 }

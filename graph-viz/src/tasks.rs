@@ -5,17 +5,17 @@
 use graph_core::{Dag, TaskGraph};
 use serde_json::json;
 
-use super::Colour;
-use super::colour::{Rgb, Scale, category_colour};
-use super::figures::{Figures, check_len};
-use super::legend::{Legend, thousands};
-use super::picture::{Edge, Node, Picture};
-use super::short_label;
+use crate::colour::{Rgb, Scale, category_colour};
+use crate::figures::{Figures, check_len};
+use crate::legend::{Legend, thousands};
+use crate::picture::{Edge, Node, Picture};
+use crate::short_label;
+use crate::{Colour, Error};
 
 /// The picture of every task of `graph`, coloured by `figures`.
 ///
 /// Complexity: O(V + E) time and space.
-pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<Picture> {
+pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> Result<Picture, Error> {
     check_len(graph, figures)?;
     let topology = graph.topology()?;
     let colour = figures.colour;
@@ -69,7 +69,7 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<Pi
         cards.push(json!({
             "key": key.to_string(),
             "figure": value,
-            "figures": card,
+            "figures": card.to_json(),
             "deps": index(topology.dependencies(node)),
             "dependents": index(topology.dependents(node)),
         }));

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::colour::{Rgb, Scale, category_colour};
+use crate::colour::{Rgb, Scale, category_colour};
 
 /// A legend: a title, what it means, swatches and notes.
 #[derive(Clone, Debug, Default)]

@@ -1,12 +1,13 @@
 //! The figures a picture colours tasks by: each task's order position and
 //! dask's order diagnostics (age, inputs freed, results held when it runs
-//! and when it is released), and its worker.
+//! and when it is released), its worker, and its stage.
 
 use graph_core::{Dag, Shape, TaskGraph};
-use graph_order::{Diagnostics, Order, diagnostics};
+use graph_order::{Diagnostics, Order, OrderConfig, diagnostics, ranks_by_str};
+use serde_json::json;
 
-use super::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, VIRIDIS, YL_OR_RD};
-use super::{Colour, Options};
+use crate::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, VIRIDIS, YL_OR_RD};
+use crate::{Colour, Error, Group, Options};
 
 /// Everything a task's label, fill and hover card show, per task (indexed by
 /// node).
@@ -41,7 +42,7 @@ pub(crate) struct Stages {
 
 impl Stages {
     /// The plan of `graph` with `wide_ops`.
-    pub(crate) fn plan(graph: &TaskGraph, wide_ops: &[graph_core::Op]) -> anyhow::Result<Stages> {
+    pub(crate) fn plan(graph: &TaskGraph, wide_ops: &[graph_core::Op]) -> Result<Stages, Error> {
         let config = graph_optimize::StageConfig {
             wide_ops: wide_ops.to_vec(),
             ..graph_optimize::StageConfig::default()
@@ -71,9 +72,16 @@ impl Figures {
     /// [`Colour::Worker`], places it on workers).
     ///
     /// Complexity: that of the ordering and placement, plus O(V + E).
-    pub(crate) fn compute(graph: &TaskGraph, options: &Options) -> anyhow::Result<Figures> {
-        // The order `taskgraph order` gives.
-        let order = crate::order::order_shape(&Shape::of(graph)?, options.strategy)?;
+    pub(crate) fn compute(graph: &TaskGraph, options: &Options) -> Result<Figures, Error> {
+        // The order `taskgraph order` gives: ties broken by `str(key)`, and
+        // the literal tasks dask's data nodes, as `dask.order` has them.
+        let shape = Shape::of(graph)?;
+        let ties = ranks_by_str(shape.keys());
+        let config = OrderConfig {
+            is_data: shape.literals(),
+            ..OrderConfig::new(options.strategy)
+        };
+        let order = graph_order::order(shape.topology(), &ties, &config)?;
         let strategy = match options.strategy {
             graph_order::Strategy::Auto => format!(
                 "auto, kept {}",
@@ -82,10 +90,10 @@ impl Figures {
             other => other.name().to_owned(),
         };
         let workers = match options.colour {
-            Colour::Worker => Some(super::workers(graph, options.workers as usize)?),
+            Colour::Worker => Some(crate::workers(graph, options.workers as usize)?),
             _ => None,
         };
-        let by_stage = options.collapse && options.group == super::Group::Stage;
+        let by_stage = options.collapse && options.group == Group::Stage;
         let stages = if options.colour == Colour::Stage || by_stage {
             Some(Stages::plan(graph, &options.wide_ops)?)
         } else {
@@ -111,7 +119,7 @@ impl Figures {
         order: Order,
         workers: Option<Vec<u32>>,
         n_workers: u32,
-    ) -> anyhow::Result<Figures> {
+    ) -> Result<Figures, Error> {
         let diagnostics = diagnostics(graph.topology()?, &order)?;
         let n_workers = workers
             .as_ref()
@@ -167,7 +175,7 @@ impl Figures {
 }
 
 /// One task's figures, as the hover card of an HTML page lists them.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct TaskFigures {
     /// Its position in the order.
     pub(crate) order: u32,
@@ -184,8 +192,27 @@ pub(crate) struct TaskFigures {
     /// dask's `memorydecreases` figure.
     pub(crate) decrease: u32,
     /// Its worker, when placed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) worker: Option<u32>,
+}
+
+impl TaskFigures {
+    /// The figures as the hover card reads them: an object with a member per
+    /// field, `worker` only when placed.
+    pub(crate) fn to_json(self) -> serde_json::Value {
+        let mut card = json!({
+            "order": self.order,
+            "age": self.age,
+            "freed": self.freed,
+            "held_when_run": self.held_when_run,
+            "held_when_released": self.held_when_released,
+            "increase": self.increase,
+            "decrease": self.decrease,
+        });
+        if let (Some(worker), Some(fields)) = (self.worker, card.as_object_mut()) {
+            fields.insert("worker".to_owned(), json!(worker));
+        }
+        card
+    }
 }
 
 /// dask's `memoryincreases`: `max(0, num_data_when_released - num_data_when_run)`.
@@ -227,21 +254,6 @@ impl Colour {
         }
     }
 
-    /// The option's spelling on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Colour::Order => "order",
-            Colour::Ages => "ages",
-            Colour::Freed => "freed",
-            Colour::Memoryincreases => "memoryincreases",
-            Colour::Memorydecreases => "memorydecreases",
-            Colour::Memorypressure => "memorypressure",
-            Colour::Worker => "worker",
-            Colour::Stage => "stage",
-            Colour::None => "none",
-        }
-    }
-
     /// What the figure means, for the legend (`\n` breaks a line).
     pub(crate) fn meaning(self) -> &'static str {
         match self {
@@ -266,13 +278,28 @@ impl Colour {
     }
 }
 
-/// Checks that `graph`'s tasks are as many as the figures'.
-pub(crate) fn check_len(graph: &TaskGraph, figures: &Figures) -> anyhow::Result<()> {
+/// Checks that `graph`'s tasks are as many as the figures' (they are when
+/// the figures were computed from it, as [`crate::picture()`] computes them),
+/// so that every task's figures can be read by its node index.
+pub(crate) fn check_len(graph: &TaskGraph, figures: &Figures) -> Result<(), Error> {
     let n = graph.topology()?.node_count();
-    anyhow::ensure!(
-        figures.len() == n,
-        "the figures are for {} tasks, the graph has {n}",
-        figures.len()
-    );
-    Ok(())
+    let per_task = [
+        figures.diagnostics.age.len(),
+        figures.diagnostics.dependencies_freed.len(),
+        figures.diagnostics.data_when_run.len(),
+        figures.diagnostics.data_when_released.len(),
+        figures.workers.as_ref().map_or(n, Vec::len),
+        figures.stages.as_ref().map_or(n, |s| s.stage.len()),
+    ];
+    match std::iter::once(figures.len())
+        .chain(per_task)
+        .find(|&len| len != n)
+    {
+        Some(found) => Err(Error::Order(graph_order::Error::LengthMismatch {
+            what: "a task's figures",
+            expected: n,
+            found,
+        })),
+        None => Ok(()),
+    }
 }

@@ -1,8 +1,8 @@
 //! Unit tests of the colours and numbers: text contrast on every ramp stop,
 //! the scale's ends and middle, the legend's swatches, and number spelling.
 
-use super::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, Rgb, Scale, VIRIDIS, YL_OR_RD};
-use super::legend::{Legend, number, thousands};
+use crate::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, Rgb, Scale, VIRIDIS, YL_OR_RD};
+use crate::legend::{Legend, number, thousands};
 
 /// The text colour of each stop, `w` or `b`, as ColorBrewer's and viridis'
 /// references give them for a 4.5:1 contrast.

@@ -12,11 +12,11 @@ use std::collections::HashMap;
 use graph_core::{Dag, Key, TaskGraph};
 use serde_json::json;
 
-use super::Colour;
-use super::colour::{Rgb, Scale, category_colour};
-use super::figures::{Figures, Stages, check_len};
-use super::legend::{Legend, number, thousands};
-use super::picture::{Edge, Node, Picture};
+use crate::colour::{Rgb, Scale, category_colour};
+use crate::figures::{Figures, Stages, check_len};
+use crate::legend::{Legend, number, thousands};
+use crate::picture::{Edge, Node, Picture};
+use crate::{Colour, Error};
 
 /// At most this many edges between groups carry their count as a label (the
 /// heaviest ones); the others show it only by their width.
@@ -77,7 +77,7 @@ fn group_name(key: &Key) -> Cow<'_, str> {
 /// O(V + E) time and O(V + G) auxiliary space for G groups: one hash lookup
 /// per task (none where a task's name is its predecessor's), and the edges
 /// between groups gathered with a dense marker per group, never a hash.
-pub(crate) fn groups(graph: &TaskGraph) -> anyhow::Result<Groups> {
+pub(crate) fn groups(graph: &TaskGraph) -> Result<Groups, Error> {
     let topology = graph.topology()?;
     let n = topology.node_count();
     let mut names: Vec<String> = Vec::new();
@@ -108,8 +108,15 @@ pub(crate) fn groups(graph: &TaskGraph) -> anyhow::Result<Groups> {
 /// The tasks of `graph` grouped by stage: group `s` is stage `s`.
 ///
 /// Complexity: O(V + E).
-pub(crate) fn stage_groups(graph: &TaskGraph, stages: &Stages) -> anyhow::Result<Groups> {
-    let names: Vec<String> = (0..stages.count).map(|s| format!("stage {s}")).collect();
+pub(crate) fn stage_groups(graph: &TaskGraph, stages: &Stages) -> Result<Groups, Error> {
+    // Every task's stage is below the plan's count; the largest stage is
+    // counted too, so that no task can fall outside the groups.
+    let count = stages
+        .stage
+        .iter()
+        .map(|&s| s.saturating_add(1))
+        .fold(stages.count, u32::max);
+    let names: Vec<String> = (0..count).map(|s| format!("stage {s}")).collect();
     let mut groups = group_by(graph.topology()?, names, &stages.stage, "stage");
     groups.labels = groups.names.clone();
     Ok(groups)
@@ -195,7 +202,7 @@ fn unique_labels(
         .iter()
         .zip(names)
         .map(|(label, name)| {
-            if uses[label.as_str()] == 1 {
+            if uses.get(label.as_str()) == Some(&1) {
                 return label.clone();
             }
             match name.strip_prefix(label.as_str()) {
@@ -283,7 +290,7 @@ pub(crate) fn picture(
     graph: &TaskGraph,
     groups: &Groups,
     figures: &Figures,
-) -> anyhow::Result<Picture> {
+) -> Result<Picture, Error> {
     check_len(graph, figures)?;
     let colour = figures.colour;
     let stats = group_figures(groups, figures);
