@@ -268,7 +268,17 @@ struct Reader<'py> {
     pending: Vec<Lookup<'py>>,
     external_data: Vec<bool>,
     queue: VecDeque<Bound<'py, PyAny>>,
+    /// The containers one scan has looked into, once it has looked into
+    /// [`SCAN_REMEMBERS_AFTER`] (kept alive, so that their addresses stay
+    /// theirs): a value that holds itself is looked into once.
+    seen: FxHashMap<usize, Bound<'py, PyAny>>,
 }
+
+/// After this many containers in one task's value, a scan remembers the
+/// ones it has looked into: only a value that holds itself (a list that
+/// contains itself) or one of enormous size gets there, and below it a scan
+/// pays nothing for the check.
+const SCAN_REMEMBERS_AFTER: usize = 10_000;
 
 /// A value to look up among the keys, hashed, for the task `row`.
 struct Lookup<'py> {
@@ -323,6 +333,7 @@ pub(crate) fn convert<'py>(
         pending: Vec::with_capacity(LOOKUP_BATCH),
         external_data: Vec::new(),
         queue: VecDeque::new(),
+        seen: FxHashMap::default(),
     };
     let mut hashes = Vec::with_capacity(n);
     // Keys and values are taken in one walk, so that they belong together
@@ -634,9 +645,20 @@ impl<'py> Reader<'py> {
     fn scan(&mut self, value: &Bound<'py, PyAny>) -> PyResult<()> {
         self.queue.clear();
         self.visit(value)?;
+        let mut looked = 0_usize;
         while let Some(w) = self.queue.pop_front() {
+            looked += 1;
+            if looked > SCAN_REMEMBERS_AFTER {
+                match self.seen.entry(w.as_ptr() as usize) {
+                    std::collections::hash_map::Entry::Occupied(_) => continue,
+                    std::collections::hash_map::Entry::Vacant(entry) => {
+                        entry.insert(w.clone());
+                    }
+                }
+            }
             self.visit(&w)?;
         }
+        self.seen.clear();
         Ok(())
     }
 

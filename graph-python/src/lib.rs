@@ -28,6 +28,7 @@
 
 mod convert;
 mod execute;
+mod export;
 mod graph;
 mod text;
 
@@ -341,6 +342,7 @@ mod native {
     use pyo3::types::PyDict;
 
     use crate::convert::External;
+    use crate::export::{Export, write_error};
     use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
 
     #[pymodule_export]
@@ -382,6 +384,39 @@ mod native {
         let graph = Prepared::new(dsk, None, External::Drop)?;
         let given = read_priorities(py, &graph.keys, o)?;
         max_pressure_of(&graph.topology, &given)
+    }
+
+    /// The `taskgraph-json/1` document of the dask graph mapping `dsk`, as
+    /// UTF-8 JSON text; chunk sizes from the layers of `sizes_from` (a
+    /// `HighLevelGraph`, or anything else for none).
+    #[pyfunction]
+    fn dask_document<'py>(
+        dsk: &Bound<'py, PyAny>,
+        sizes_from: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let export = Export::read(dsk, sizes_from)?;
+        let mut text = Vec::new();
+        let document = export.document()?;
+        dsk.py()
+            .detach(|| document.write(&mut text))
+            .map_err(write_error)?;
+        Ok(pyo3::types::PyBytes::new(dsk.py(), &text))
+    }
+
+    /// Writes the document of `dsk` to `path` (gzip when it ends in `.gz`),
+    /// whole or not at all; returns the number of tasks written.
+    #[pyfunction]
+    fn dask_dump(
+        dsk: &Bound<'_, PyAny>,
+        path: std::path::PathBuf,
+        sizes_from: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let export = Export::read(dsk, sizes_from)?;
+        let document = export.document()?;
+        dsk.py()
+            .detach(|| document.write_path(&path))
+            .map_err(write_error)?;
+        Ok(export.graph.len())
     }
 
     /// The names `strategy=` accepts.

@@ -63,11 +63,7 @@ tasks (literals, ``DataNode``s, lists of keys).
 
 import contextlib
 import contextvars
-import functools
-import gzip
 import json
-import math
-import numbers
 import os
 import sys
 import tempfile
@@ -723,107 +719,6 @@ _register()
 # --- export -----------------------------------------------------------------
 
 
-def _key(key, whole=None):
-    """A dask key in JSON: strings and numbers as they are, tuples as arrays,
-    bytes decoded. Raises ``ValueError`` naming the key (``whole``, the key
-    ``key`` is part of) for what ``taskgraph-json/1`` cannot hold: an integer
-    outside the 64-bit range, a float that is not finite, bytes that are not
-    UTF-8."""
-    whole = key if whole is None else whole
-    if isinstance(key, tuple):
-        return [_key(part, whole) for part in key]
-    if isinstance(key, bytes):
-        try:
-            return key.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"key {whole!r}: bytes that are not UTF-8 cannot be written") from None
-    if isinstance(key, bool) or not isinstance(key, (str, numbers.Integral, numbers.Real)):
-        return str(key)
-    if isinstance(key, numbers.Integral):
-        if not -(2**63) <= int(key) < 2**63:
-            raise ValueError(f"key {whole!r}: an integer outside the 64-bit range cannot be written")
-        return int(key)
-    if isinstance(key, numbers.Real):
-        if not math.isfinite(float(key)):
-            raise ValueError(f"key {whole!r}: a float that is not finite cannot be written")
-        return float(key)
-    return key
-
-
-def _name(func):
-    """The qualified name of a callable, through partials and wrappers."""
-    while isinstance(func, functools.partial):
-        func = func.func
-    module = getattr(func, "__module__", None) or type(func).__module__
-    qualname = getattr(func, "__qualname__", None) or type(func).__qualname__
-    return f"{module}.{qualname}"
-
-
-def _opaque(value):
-    kind = type(value)
-    return {"call": "<opaque>", "args": [f"{kind.__module__}.{kind.__qualname__}"]}
-
-
-def _literal(value):
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral) and -(2**63) <= int(value) < 2**63:
-        return int(value)
-    if isinstance(value, numbers.Real) and math.isfinite(float(value)):
-        return float(value)
-    return _opaque(value)
-
-
-class _Converter:
-    """Task bodies as terms. A reference is written as one only when it names
-    a dependency of the task being written (``deps``): the keys a fused task
-    holds inside itself, keys missing from the graph and keys dask does not
-    count are written as ``<key>`` values."""
-
-    def __init__(self):
-        self.deps = frozenset()
-
-    def ref(self, key):
-        try:
-            is_dep = key in self.deps
-        except TypeError:
-            is_dep = False
-        if is_dep:
-            return {"ref": _key(key)}
-        return {"call": "<key>", "args": [_key(key)]}
-
-    def term(self, value):
-        from dask import _task_spec as ts
-
-        if isinstance(value, ts.TaskRef):
-            return self.ref(value.key)
-        if isinstance(value, ts.Alias):
-            return self.ref(value.target)
-        if isinstance(value, ts.DataNode):
-            return self.term(value.value)
-        if isinstance(value, (ts.List, ts.Tuple, ts.Set)):
-            return {"list": [self.term(item) for item in value.args]}
-        if isinstance(value, ts.Dict):
-            # Its arguments alternate: key, value, key, value, ...
-            return {"call": "<dict>", "args": [self.term(item) for item in value.args]}
-        if isinstance(value, ts.Task):
-            args = [self.term(arg) for arg in value.args]
-            if value.kwargs:
-                kwargs = []
-                for name, item in value.kwargs.items():
-                    kwargs.extend([str(name), self.term(item)])
-                args.append({"call": "<kwargs>", "args": kwargs})
-            return {"call": _name(value.func), "args": args}
-        if isinstance(value, (list, tuple, set, frozenset)):
-            return {"list": [self.term(item) for item in value]}
-        if isinstance(value, dict):
-            items = []
-            for name, item in value.items():
-                items.extend([self.term(name), self.term(item)])
-            return {"call": "<dict>", "args": items}
-        return _literal(value)
-
-
 def _graph(obj):
     """The low-level graph of a collection, a HighLevelGraph or a dict."""
     from dask.base import is_dask_collection
@@ -833,96 +728,26 @@ def _graph(obj):
     return obj
 
 
-def _sizes(graph):
-    """Bytes of each chunk whose layer tells its chunks and dtype."""
-    sizes = {}
-    layers = getattr(graph, "layers", None)
-    if not layers:
-        return sizes
-    for layer in layers.values():
-        notes = getattr(layer, "collection_annotations", None) or {}
-        chunks, dtype = notes.get("chunks"), notes.get("dtype")
-        itemsize = getattr(dtype, "itemsize", None)
-        if chunks is None or itemsize is None:
-            continue
-        for key in layer:
-            if not (isinstance(key, tuple) and len(key) == len(chunks) + 1):
-                continue
-            try:
-                cells = math.prod(chunks[axis][index] for axis, index in enumerate(key[1:]))
-            except (IndexError, TypeError):
-                continue
-            if not (isinstance(cells, float) and math.isnan(cells)):
-                sizes[key] = int(cells) * itemsize
-    return sizes
-
-
-def _refs(term, found):
-    if isinstance(term, dict):
-        if "ref" in term:
-            found.add(json.dumps(term["ref"]))
-        for value in term.get("args", []) + term.get("list", []):
-            _refs(value, found)
-
-
 def to_taskgraph(obj, *, sizes_from=None):
-    """The ``taskgraph-json/1`` document of a dask collection or graph.
+    """The ``taskgraph-json/1`` document of a dask collection or graph, as
+    a dict.
 
     Raises ``RuntimeError("Cycle detected ...")`` for a graph with a cycle,
     a task that refers to itself included, as dask's order does, and
-    ``ValueError`` naming the key for a key the format cannot hold (see
-    ``_key``) or two keys written alike. ``sizes_from``: the collection or
-    graph whose layers tell the chunk sizes, when ``obj`` is its dict.
+    ``ValueError`` naming the key for a key the format cannot hold (an
+    integer outside the 64-bit range, a float that is not finite, bytes that
+    are not UTF-8), two keys written alike, or a task nested deeper than the
+    format allows. ``sizes_from``: the collection or graph whose layers tell
+    the chunk sizes, when ``obj`` is its dict.
     """
-    from dask._task_spec import convert_legacy_graph
+    graph, sizes = _graph_and_sizes(obj, sizes_from)
+    return json.loads(_native.dask_document(graph, sizes))
 
+
+def _graph_and_sizes(obj, sizes_from):
+    """The graph dict of ``obj`` and the graph whose layers tell its sizes."""
     graph = _graph(obj)
-    sizes = _sizes(graph if sizes_from is None else _graph(sizes_from))
-    raw = dict(graph)
-    # The dependencies exactly as dask's order computes them, on the graph
-    # as given (not on its converted form, which counts more).
-    native = _native.DaskGraph(raw)
-    keys = native.keys()
-    deps = [[] for _ in keys]
-    for dep, task in native.edges():
-        deps[task].append(keys[dep])
-    is_data = native.is_data()
-    nodes = convert_legacy_graph(raw)
-    converter = _Converter()
-    tasks = []
-    for i, key in enumerate(keys):
-        converter.deps = frozenset(deps[i])
-        node = nodes.get(key)
-        task = {"key": _key(key)}
-        if node is None:
-            # convert_legacy_graph drops nothing but self-aliases, which are
-            # cycles and refused above; keep the task by its dependencies.
-            task["deps"] = [_key(dep) for dep in deps[i]]
-        else:
-            task["task"] = converter.term(node)
-            # A dependency the term does not show (inside an opaque object)
-            # would be lost: such a task is written by its dependencies.
-            shown = set()
-            _refs(task["task"], shown)
-            if not {json.dumps(_key(dep)) for dep in deps[i]} <= shown:
-                del task["task"]
-                task["deps"] = [_key(dep) for dep in deps[i]]
-        if key in sizes:
-            task["size"] = sizes[key]
-        tasks.append(task)
-    # Keys that differ in Python may be one key once written (b"x" and "x",
-    # a str() of two objects): the reader would refuse the file.
-    written = {}
-    for key, task in zip(keys, tasks):
-        spelled = json.dumps(task["key"])
-        if spelled in written:
-            raise ValueError(
-                f"keys {written[spelled]!r} and {key!r} are both written as {spelled}: "
-                "taskgraph-json/1 cannot tell them apart"
-            )
-        written[spelled] = key
-    data_nodes = [_key(key) for key, data in zip(keys, is_data) if data]
-    return {"format": FORMAT, "producer": "taskgraph.dask", "tasks": tasks, "data_nodes": data_nodes}
+    return dict(graph), graph if sizes_from is None else _graph(sizes_from)
 
 
 def _write_atomically(path, write):
@@ -948,16 +773,6 @@ def _write_atomically(path, write):
 def dump(obj, path, *, sizes_from=None):
     """Writes the document of ``obj`` to ``path`` (gzip when it ends in .gz)
     and returns the number of tasks written. Raises as ``to_taskgraph`` does,
-    writing nothing."""
-    doc = to_taskgraph(obj, sizes_from=sizes_from)
-    data = json.dumps(doc).encode("utf-8")
-
-    def write(raw):
-        if str(path).endswith(".gz"):
-            with gzip.GzipFile(fileobj=raw, mode="wb") as f:
-                f.write(data)
-        else:
-            raw.write(data)
-
-    _write_atomically(path, write)
-    return len(doc["tasks"])
+    writing nothing: the file is written whole or not at all."""
+    graph, sizes = _graph_and_sizes(obj, sizes_from)
+    return _native.dask_dump(graph, os.fspath(path), sizes)

@@ -103,6 +103,15 @@ def f(*args):
     return args
 
 
+def spelled(key):
+    """A plain dask key (str, int, float, tuples of those) as JSON text."""
+
+    def plain(part):
+        return [plain(p) for p in part] if isinstance(part, tuple) else part
+
+    return json.dumps(plain(key))
+
+
 def deps_of(doc):
     """Each task's dependencies as the document gives them."""
     res = {}
@@ -119,8 +128,7 @@ def test_dependencies_are_those_dask_orders_by(make):
     graph = dict(make().__dask_graph__())
     doc = taskgraph.dask.to_taskgraph(graph)
     expected = {
-        json.dumps(taskgraph.dask._key(key)): sorted({json.dumps(taskgraph.dask._key(d)) for d in deps if d in graph})
-        for key, deps in DependenciesMapping(graph).items()
+        spelled(key): sorted({spelled(d) for d in deps if d in graph}) for key, deps in DependenciesMapping(graph).items()
     }
     assert deps_of(doc) == expected
 
@@ -238,3 +246,73 @@ def test_graph_writes_the_graph_it_holds(tmp_path):
 
 def inc(x):
     return x + 1
+
+
+def test_values_the_format_cannot_hold_are_marked_opaque():
+    import numpy as np
+
+    doc = taskgraph.dask.to_taskgraph(
+        {"a": (f, float("nan"), 2**70, np.int64(3), np.float32(0.5), 1 + 2j, None, True, "s")}
+    )
+    args = doc["tasks"][0]["task"]["args"]
+    assert args == [
+        {"call": "<opaque>", "args": ["builtins.float"]},
+        {"call": "<opaque>", "args": ["builtins.int"]},
+        3,
+        0.5,
+        {"call": "<opaque>", "args": ["builtins.complex"]},
+        None,
+        True,
+        "s",
+    ]
+    assert doc["producer"] == "taskgraph.dask"
+
+
+def test_keyword_arguments_and_containers():
+    doc = taskgraph.dask.to_taskgraph(
+        {"x": 1, "y": Task("y", f, TaskRef("x"), [1, (2, 3)], {"k": TaskRef("x")}, scale=2, name="n")}
+    )
+    assert doc["tasks"][1]["task"] == {
+        "call": f"{__name__}.f",
+        "args": [
+            {"ref": "x"},
+            {"list": [1, {"list": [2, 3]}]},
+            {"call": "<dict>", "args": ["k", {"ref": "x"}]},
+            {"call": "<kwargs>", "args": ["scale", 2, "name", "n"]},
+        ],
+    }
+
+
+def test_keys_that_are_values_are_terms_the_reader_takes(tmp_path):
+    # A tuple key that is not a dependency is written as a list, never as a
+    # bare array (which is no term).
+    doc = taskgraph.dask.to_taskgraph({"a": Task("a", f, TaskRef(("ext", 0)))})
+    assert doc["tasks"][0]["task"]["args"] == [{"call": "<key>", "args": [{"list": ["ext", 0]}]}]
+    if TASKGRAPH:
+        path = tmp_path / "g.json"
+        taskgraph.dask.dump({"a": Task("a", f, TaskRef(("ext", 0)))}, path)
+        subprocess.run([TASKGRAPH, "stats", str(path)], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("depth", [100_000])
+def test_deep_values_raise_naming_the_task_without_recursion(depth, tmp_path):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    loop = []
+    loop.append(loop)
+    # Legacy tuples are read by dask (which recurses), Task objects by
+    # taskgraph alone.
+    for dsk in ({"deep": (f, value)}, {"deep": (f, loop)}, {"deep": Task("deep", f, DataNode(None, value))}):
+        with pytest.raises(ValueError, match="task 'deep': its value nests deeper than"):
+            taskgraph.dask.dump(dsk, tmp_path / "g.json")
+    assert not list(tmp_path.iterdir())
+
+
+def test_opaque_values_hiding_dependencies_keep_them():
+    class Box:
+        def __init__(self, inner):
+            self.dependencies = frozenset(["x"])
+
+    doc = taskgraph.dask.to_taskgraph({"x": 1, "y": Box("x")})
+    assert doc["tasks"][1] == {"key": "y", "deps": ["x"]}

@@ -367,3 +367,11 @@ def test_a_graph_changed_while_read_is_an_error_or_consistent(change):
             for dep in task[1:]:
                 if dep in o:
                     assert o[dep] < o[key]
+
+
+def test_a_value_that_holds_itself_is_read_once():
+    # dask's own scan of such a value never ends; taskgraph's looks into each
+    # container once and finds the key inside.
+    loop = ["a"]
+    loop.append(loop)
+    assert taskgraph.order({"a": 1, "b": (corpus.f, loop)}) == {"a": 0, "b": 1}

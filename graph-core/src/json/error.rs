@@ -55,6 +55,15 @@ pub enum Error {
         /// The float.
         value: f64,
     },
+    /// A top-level field a writer cannot add: one of the format's own
+    /// (`format`, `tasks`), or one given twice.
+    #[error(
+        "cannot write the top-level field {name:?}: `format` and `tasks` are the format's own, and each field is written once"
+    )]
+    Field {
+        /// The field's name.
+        name: String,
+    },
     /// Reading or writing failed.
     #[error(transparent)]
     Io(#[from] io::Error),

@@ -452,30 +452,7 @@ pub fn check_integers(text: &[u8]) -> Result<(), Error> {
 ///
 /// As [`write()`], wrapped in [`Error::In`] so that it names the file.
 pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error> {
-    let path = path.as_ref();
-    if path == Path::new("-") {
-        let within = |source| Error::In {
-            origin: "<stdout>".to_owned(),
-            error: Box::new(source),
-        };
-        return write(graph, io::stdout().lock()).map_err(within);
-    }
-    let within = |source| Error::In {
-        origin: path.display().to_string(),
-        error: Box::new(source),
-    };
-    let gzip = path.extension().is_some_and(|ext| ext == "gz");
-    crate::file::write_atomically(path, |file| {
-        if gzip {
-            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-            write(graph, &mut encoder)?;
-            encoder.finish()?;
-            Ok(())
-        } else {
-            write(graph, file)
-        }
-    })
-    .map_err(within)
+    Document::new(graph).write_path(path)
 }
 
 /// Writes a graph as `taskgraph-json/1`, one task per line.
@@ -507,18 +484,131 @@ pub fn write_path(graph: &TaskGraph, path: impl AsRef<Path>) -> Result<(), Error
 /// # Ok::<(), graph_core::json::Error>(())
 /// ```
 pub fn write(graph: &TaskGraph, writer: impl Write) -> Result<(), Error> {
-    let mut out = BufWriter::with_capacity(1 << 16, writer);
-    write!(out, "{{\"format\":\"{FORMAT}\",\"tasks\":[")?;
-    let mut records = write::Records::default();
-    for (i, (key, task)) in graph.iter().enumerate() {
-        check_depth(key, task)?;
-        check_finite(key, task)?;
-        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        records.write(&mut out, key, task)?;
+    Document::new(graph).write(writer)
+}
+
+/// A `taskgraph-json/1` document to write: a graph, and top-level fields of
+/// the writer's own beside its `"format"` and `"tasks"` (who produced it,
+/// notes of its own), which readers of the format ignore.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{json, Key, TaskGraph, Term};
+///
+/// let graph = TaskGraph::builder().task("x", Term::lit(1)).build()?;
+/// let mut text = Vec::new();
+/// json::Document::new(&graph)
+///     .field("producer", &"my-tool")?
+///     .field("inputs", &[Key::from("x")])?
+///     .write(&mut text)?;
+/// assert_eq!(String::from_utf8(text).unwrap(), concat!(
+///     r#"{"format":"taskgraph-json/1","producer":"my-tool","inputs":["x"],"tasks":["#,
+///     "\n", r#"{"key":"x","task":1}"#, "\n]}\n",
+/// ));
+/// # Ok::<(), graph_core::json::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Document<'g> {
+    graph: &'g TaskGraph,
+    /// Each field's name and its value as JSON text, in the order given.
+    fields: Vec<(String, String)>,
+}
+
+impl<'g> Document<'g> {
+    /// The document of `graph`, with no fields of its own yet.
+    pub fn new(graph: &'g TaskGraph) -> Document<'g> {
+        Document {
+            graph,
+            fields: Vec::new(),
+        }
     }
-    out.write_all(b"\n]}\n")?;
-    out.flush()?;
-    Ok(())
+
+    /// Adds the top-level field `name`, written after `"format"` and before
+    /// `"tasks"`. Its value is written as serde_json writes it (so a float
+    /// that is not finite is `null`: give keys already checked).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Field`] for the format's own names (`format`, `tasks`) and
+    /// for a name given twice: JSON objects with repeated names are read
+    /// differently by different readers.
+    pub fn field(
+        mut self,
+        name: &str,
+        value: &(impl serde::Serialize + ?Sized),
+    ) -> Result<Document<'g>, Error> {
+        if name == "format" || name == "tasks" || self.fields.iter().any(|(n, _)| n == name) {
+            return Err(Error::Field {
+                name: name.to_owned(),
+            });
+        }
+        let text = serde_json::to_string(value).map_err(io::Error::from)?;
+        self.fields.push((name.to_owned(), text));
+        Ok(self)
+    }
+
+    /// Writes the document, one task per line.
+    ///
+    /// # Errors
+    ///
+    /// As [`write()`].
+    pub fn write(&self, writer: impl Write) -> Result<(), Error> {
+        let mut out = BufWriter::with_capacity(1 << 16, writer);
+        write!(out, "{{\"format\":\"{FORMAT}\"")?;
+        for (name, value) in &self.fields {
+            out.write_all(b",")?;
+            serde_json::to_writer(&mut out, name).map_err(io::Error::from)?;
+            out.write_all(b":")?;
+            out.write_all(value.as_bytes())?;
+        }
+        out.write_all(b",\"tasks\":[")?;
+        let mut records = write::Records::default();
+        for (i, (key, task)) in self.graph.iter().enumerate() {
+            check_depth(key, task)?;
+            check_finite(key, task)?;
+            out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+            records.write(&mut out, key, task)?;
+        }
+        out.write_all(b"\n]}\n")?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Writes the document to a file as [`write_path`] does: gzip when the
+    /// name ends in `.gz`, standard output for `-`, a file whole or not at
+    /// all.
+    ///
+    /// # Errors
+    ///
+    /// As [`write()`], wrapped in [`Error::In`] so that it names the file.
+    pub fn write_path(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        if path == Path::new("-") {
+            let within = |source| Error::In {
+                origin: "<stdout>".to_owned(),
+                error: Box::new(source),
+            };
+            return self.write(io::stdout().lock()).map_err(within);
+        }
+        let within = |source| Error::In {
+            origin: path.display().to_string(),
+            error: Box::new(source),
+        };
+        let gzip = path.extension().is_some_and(|ext| ext == "gz");
+        crate::file::write_atomically(path, |file| {
+            if gzip {
+                let mut encoder =
+                    flate2::write::GzEncoder::new(file, flate2::Compression::default());
+                self.write(&mut encoder)?;
+                encoder.finish()?;
+                Ok(())
+            } else {
+                self.write(file)
+            }
+        })
+        .map_err(within)
+    }
 }
 
 /// The graph as `taskgraph-json/1` text.
