@@ -229,3 +229,36 @@ fn strings_read_alike_across_chunk_boundaries() {
         }
     }
 }
+
+#[test]
+fn fields_of_a_document_are_written_before_the_tasks_and_ignored_by_readers() {
+    let graph = TaskGraph::builder()
+        .task("x", Term::lit(1))
+        .task(("y", 0), Term::call("inc", [Term::key("x")]))
+        .build()
+        .unwrap();
+    let keys = [Key::from("x"), Key::from(("y", 0))];
+    let mut text = Vec::new();
+    json::Document::new(&graph)
+        .field("producer", "tests")
+        .and_then(|doc| doc.field("data_nodes", &keys))
+        .unwrap()
+        .write(&mut text)
+        .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with(
+        r#"{"format":"taskgraph-json/1","producer":"tests","data_nodes":["x",["y",0]],"tasks":["#
+    ));
+    graph_core::fuzz::json_readers_agree(text.as_bytes());
+    assert_eq!(json::from_slice(text.as_bytes()).unwrap(), graph);
+    for name in ["format", "tasks"] {
+        let refused = json::Document::new(&graph).field(name, &1).unwrap_err();
+        assert!(matches!(refused, json::Error::Field { .. }), "{refused}");
+    }
+    let twice = json::Document::new(&graph)
+        .field("note", &1)
+        .unwrap()
+        .field("note", &2)
+        .unwrap_err();
+    assert!(twice.to_string().contains("\"note\""), "{twice}");
+}

@@ -27,6 +27,7 @@
 //! ```
 
 mod convert;
+mod draw;
 mod execute;
 mod export;
 mod graph;
@@ -342,6 +343,7 @@ mod native {
     use pyo3::types::PyDict;
 
     use crate::convert::External;
+    use crate::draw;
     use crate::export::{Export, write_error};
     use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
 
@@ -417,6 +419,63 @@ mod native {
             .detach(|| document.write_path(&path))
             .map_err(write_error)?;
         Ok(export.graph.len())
+    }
+
+    /// The picture `taskgraph viz` draws of the dask graph `dsk`: its DOT,
+    /// or with `format` (`"svg"`, `"png"`, `"pdf"`) Graphviz's rendering.
+    #[pyfunction]
+    #[pyo3(signature = (dsk, sizes_from, *, color, strategy, workers, collapse, max_tasks, format=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn dask_picture<'py>(
+        dsk: &Bound<'py, PyAny>,
+        sizes_from: &Bound<'py, PyAny>,
+        color: Option<&str>,
+        strategy: &str,
+        workers: u32,
+        collapse: bool,
+        max_tasks: usize,
+        format: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let asked = draw::Asked {
+            color,
+            strategy,
+            workers,
+            collapse,
+            max_tasks,
+        };
+        let dot = draw::picture(dsk, sizes_from, &asked)?.to_dot();
+        let py = dsk.py();
+        Ok(match format {
+            None => pyo3::types::PyString::new(py, &dot).into_any(),
+            Some(format) => {
+                pyo3::types::PyBytes::new(py, &draw::render(py, &dot, format)?).into_any()
+            }
+        })
+    }
+
+    /// Draws the dask graph `dsk` into `path` (`.dot`, `.svg`, `.png`,
+    /// `.pdf` or `.html`), whole or not at all.
+    #[pyfunction]
+    #[pyo3(signature = (dsk, sizes_from, path, *, color, strategy, workers, collapse, max_tasks))]
+    #[allow(clippy::too_many_arguments)]
+    fn dask_draw(
+        dsk: &Bound<'_, PyAny>,
+        sizes_from: &Bound<'_, PyAny>,
+        path: std::path::PathBuf,
+        color: Option<&str>,
+        strategy: &str,
+        workers: u32,
+        collapse: bool,
+        max_tasks: usize,
+    ) -> PyResult<()> {
+        let asked = draw::Asked {
+            color,
+            strategy,
+            workers,
+            collapse,
+            max_tasks,
+        };
+        draw::draw(dsk, sizes_from, path, &asked)
     }
 
     /// The names `strategy=` accepts.

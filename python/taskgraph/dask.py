@@ -37,7 +37,9 @@ Export
 ------
 ``to_taskgraph`` takes any dask collection (array, dataframe, bag, delayed),
 a ``HighLevelGraph`` or a plain graph dict, and returns the document as a
-dict; ``dump`` writes it to a file (``.gz`` compresses).
+dict; ``dump`` writes it to a file (``.gz`` compresses), whole or not at all.
+The conversion runs in Rust and the file is written by the same writer as
+the ``taskgraph`` command's.
 
 >>> import dask.array as da
 >>> x = da.ones((4, 4), chunks=(2, 2))
@@ -51,7 +53,7 @@ itself is not one either, and a self-reference is a cycle (``RuntimeError:
 Cycle detected ...``). Task bodies become terms: a call is ``{"call":
 "module.qualname", "args": [...]}``, a reference ``{"ref": KEY}``, a list
 ``{"list": [...]}``, a JSON-representable value itself, a key that is not a
-dependency ``{"call": "<key>", "args": [KEY]}``, and anything else the
+dependency ``{"call": "<key>", "args": [KEY]}`` (a tuple key as a list), and anything else the
 marker ``{"call": "<opaque>", "args": ["TYPE"]}``. Keyword arguments become
 a last argument ``{"call": "<kwargs>", "args": [NAME, VALUE, ...]}``. A task
 whose body hides a dependency (inside an opaque object) is written by its
@@ -63,6 +65,7 @@ tasks (literals, ``DataNode``s, lists of keys).
 
 import contextlib
 import contextvars
+import gc
 import json
 import os
 import sys
@@ -741,33 +744,23 @@ def to_taskgraph(obj, *, sizes_from=None):
     the chunk sizes, when ``obj`` is its dict.
     """
     graph, sizes = _graph_and_sizes(obj, sizes_from)
-    return json.loads(_native.dask_document(graph, sizes))
+    text = _native.dask_document(graph, sizes)
+    # The document is made of many small dicts and lists, none of them in a
+    # cycle: the cyclic collector, run again and again as they are made (and
+    # over the graph each time), would take most of the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(text)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _graph_and_sizes(obj, sizes_from):
     """The graph dict of ``obj`` and the graph whose layers tell its sizes."""
     graph = _graph(obj)
     return dict(graph), graph if sizes_from is None else _graph(sizes_from)
-
-
-def _write_atomically(path, write):
-    """Writes through a private temporary file beside ``path``, renamed over
-    it once complete: a failure never leaves a partial file."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".taskgraph-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            write(raw)
-        # mkstemp's file is private; the result gets an ordinary file's mode.
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def dump(obj, path, *, sizes_from=None):

@@ -1,9 +1,7 @@
 """``Graph``: a dask graph read once, then ordered, measured, placed on
 workers, written as JSON and drawn."""
 
-import os
 import shutil
-import subprocess
 
 from taskgraph import _native
 
@@ -12,41 +10,6 @@ __all__ = ["Graph"]
 # Graphviz lays out a few thousand boxes in seconds; past this a notebook
 # shows no picture rather than waiting.
 _REPR_SVG_MAX_TASKS = 2000
-
-# Light to dark, for the fill by order position (viridis' ends and middle).
-_RAMP = [(253, 231, 37), (94, 201, 98), (33, 145, 140), (59, 82, 139), (68, 1, 84)]
-
-
-def _fill(t):
-    """The ramp's color at ``t`` in [0, 1], and a text color readable on it."""
-    t = min(max(t, 0.0), 1.0) * (len(_RAMP) - 1)
-    i = min(int(t), len(_RAMP) - 2)
-    f = t - i
-    r, g, b = (round(a + (b - a) * f) for a, b in zip(_RAMP[i], _RAMP[i + 1]))
-    text = "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
-    return f"#{r:02x}{g:02x}{b:02x}", text
-
-
-# The most characters of one line of a box's label.
-_MAX_LABEL = 200
-
-
-def _line(text):
-    """One line of a label as Graphviz will draw it: at most ``_MAX_LABEL``
-    characters (an ellipsis past it), control characters as spaces, a lone
-    surrogate (which UTF-8 cannot hold) as U+FFFD."""
-    if len(text) > _MAX_LABEL:
-        text = text[: _MAX_LABEL - 1] + "\u2026"
-    text = "".join(" " if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
-def _quote(*lines):
-    """A quoted DOT string of ``lines``: backslashes and quotes escaped, and
-    ``&`` as ``&amp;``, since Graphviz decodes HTML entities even in plain
-    labels (``A&amp;B`` and ``A&B`` stay apart)."""
-    escaped = (_line(line).replace("\\", "\\\\").replace('"', '\\"').replace("&", "&amp;") for line in lines)
-    return '"' + "\\n".join(escaped) + '"'
 
 
 class Graph:
@@ -142,77 +105,65 @@ class Graph:
         loads balanced: key to worker index."""
         return self._native.assign(workers)
 
+    def _sizes_from(self):
+        """The graph whose layers tell the chunk sizes."""
+        from taskgraph.dask import _graph
+
+        return _graph(self._source)
+
     def to_json(self, path):
         """Writes the graph this object holds (the tasks it read, whatever
         became of the mapping since) as ``taskgraph-json/1`` (gzip when
-        ``path`` ends in ``.gz``) for the ``taskgraph`` command; returns the
-        task count."""
-        from taskgraph.dask import dump
+        ``path`` ends in ``.gz``) for the ``taskgraph`` command, whole or not
+        at all; returns the task count. Raises as
+        :func:`taskgraph.dask.to_taskgraph` does."""
+        return _native.dask_dump(self._dsk, path, self._sizes_from())
 
-        return dump(self._dsk, path, sizes_from=self._source)
+    def _picture(self, color, strategy, workers, collapse, max_tasks):
+        return {
+            "color": None if color is None or color == "none" else color,
+            "strategy": strategy,
+            "workers": workers,
+            "collapse": collapse,
+            "max_tasks": max_tasks,
+        }
 
-    def to_dot(self, color="order", strategy="auto"):
-        """The graph in Graphviz's DOT language, each task labelled by its
-        key; ``color="order"`` fills each by its position in the order (light
-        runs first) and adds the priority to the label, ``color=None`` draws
-        it plain."""
-        if color not in ("order", None):
-            raise ValueError(f"unknown color {color!r}: expected 'order' or None")
-        keys = self.keys()
-        priority = None
-        if color == "order":
-            o = self.order(strategy)
-            priority = [o[k] for k in keys]
-        last = max(len(keys) - 1, 1)
-        lines = [
-            "digraph taskgraph {",
-            "  rankdir=BT;",
-            '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, fillcolor="#f2f2f2"];',
-        ]
-        for i, key in enumerate(keys):
-            if priority is None:
-                lines.append(f"  n{i} [label={_quote(str(key))}];")
-            else:
-                fill, text = _fill(priority[i] / last)
-                label = _quote(str(key), f"#{priority[i]}")
-                lines.append(f'  n{i} [label={label}, fillcolor="{fill}", fontcolor="{text}"];')
-        for dep, task in self._native.edges():
-            lines.append(f"  n{dep} -> n{task};")
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+    def to_dot(self, color="order", strategy="auto", *, workers=4, collapse=False, max_tasks=2000):
+        """The picture ``taskgraph viz`` draws of this graph (as written by
+        :meth:`to_json`), in Graphviz's DOT language: a box per task labelled
+        with its key and order position, filled by ``color`` (``"order"``,
+        ``"ages"``, ``"freed"``, ``"memoryincreases"``,
+        ``"memorydecreases"``, ``"memorypressure"``, ``"worker"`` on
+        ``workers`` workers, ``"stage"``, or ``None``), with a legend.
+        ``collapse=True`` draws a box per group of tasks (by key name).
+        Raises ``ValueError`` past ``max_tasks`` boxes.
 
-    def viz(self, path, color="order", strategy="auto"):
-        """Draws the graph into ``path``: ``.svg``, ``.png`` or ``.pdf`` by
-        Graphviz's ``dot``, or ``.dot``/``.gv`` as DOT text."""
-        from taskgraph.dask import _write_atomically
+        >>> import taskgraph
+        >>> dot = taskgraph.Graph({"a": 1, "b": (sum, ["a"])}).to_dot()
+        >>> dot.startswith("digraph")
+        True
+        """
+        options = self._picture(color, strategy, workers, collapse, max_tasks)
+        return _native.dask_picture(self._dsk, self._sizes_from(), **options)
 
-        dot_text = self.to_dot(color=color, strategy=strategy)
-        ext = os.path.splitext(os.fspath(path))[1].lower()
-        if ext in (".dot", ".gv"):
-            data = dot_text.encode("utf-8")
-        elif ext in (".svg", ".png", ".pdf"):
-            data = _render(dot_text, ext[1:])
-        else:
-            raise ValueError(f"cannot tell the picture format of {os.fspath(path)!r}: use .svg, .png, .pdf or .dot")
-        _write_atomically(path, lambda f: f.write(data))
+    def viz(self, path, color="order", strategy="auto", *, workers=4, collapse=False, max_tasks=2000):
+        """Draws :meth:`to_dot`'s picture into ``path``: ``.svg``, ``.png`` or
+        ``.pdf`` rendered by Graphviz's ``dot``, ``.html`` as one page with
+        pan, zoom and a hover card per task, or ``.dot``/``.gv`` as DOT text.
+        The file is written whole or not at all. Raises ``ValueError`` for
+        another extension and ``RuntimeError`` when Graphviz is missing or
+        fails."""
+        options = self._picture(color, strategy, workers, collapse, max_tasks)
+        _native.dask_draw(self._dsk, self._sizes_from(), path, **options)
 
     def _repr_svg_(self):
         """The picture a notebook shows: the order as SVG, or None without
         Graphviz or past 2000 tasks."""
         if len(self) > _REPR_SVG_MAX_TASKS or shutil.which("dot") is None:
             return None
+        options = self._picture("order", "auto", 4, False, _REPR_SVG_MAX_TASKS)
         try:
-            return _render(self.to_dot(), "svg").decode("utf-8")
-        except (OSError, RuntimeError, UnicodeError):
+            svg = _native.dask_picture(self._dsk, self._sizes_from(), **options, format="svg")
+            return svg.decode("utf-8")
+        except (OSError, RuntimeError, UnicodeError, ValueError):
             return None
-
-
-def _render(dot_text, fmt):
-    """Graphviz's rendering of DOT text in ``fmt``."""
-    dot = shutil.which("dot")
-    if dot is None:
-        raise RuntimeError("Graphviz's `dot` is not on PATH: install Graphviz to draw graphs")
-    done = subprocess.run([dot, f"-T{fmt}"], input=dot_text.encode("utf-8"), capture_output=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"dot failed: {done.stderr.decode('utf-8', 'replace').strip()}")
-    return done.stdout

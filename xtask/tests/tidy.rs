@@ -42,6 +42,7 @@ const LAYERS: [(&str, &[&str]); 11] = [
             "graph-optimize",
             "graph-exec",
             "graph-assign",
+            "graph-viz",
         ],
     ),
     (
