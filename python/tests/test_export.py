@@ -316,3 +316,37 @@ def test_opaque_values_hiding_dependencies_keep_them():
 
     doc = taskgraph.dask.to_taskgraph({"x": 1, "y": Box("x")})
     assert doc["tasks"][1] == {"key": "y", "deps": ["x"]}
+
+
+def corpus_graphs():
+    import corpus
+
+    graphs = [(make.__name__, make()) for make in corpus.ALL]
+    return graphs + sorted(corpus.array_graphs().items())
+
+
+@pytest.mark.parametrize(("name", "graph"), corpus_graphs(), ids=[name for name, _ in corpus_graphs()])
+def test_every_graph_of_the_corpus_exports_with_dasks_dependencies(name, graph, tmp_path):
+    from dask.core import istask
+    from dask._task_spec import DataNode as Data, GraphNode
+    from dask.order import DependenciesMapping
+
+    doc = taskgraph.dask.to_taskgraph(graph)
+    check_document(doc)
+    assert [task["key"] for task in doc["tasks"]] == [json.loads(spelled(key)) for key in graph]
+    expected = {spelled(k): sorted({spelled(d) for d in deps if d in graph}) for k, deps in DependenciesMapping(graph).items()}
+    assert deps_of(doc) == expected
+
+    def is_data(value):
+        if isinstance(value, GraphNode):
+            return isinstance(value, Data)
+        return not istask(value)
+
+    assert doc["data_nodes"] == [json.loads(spelled(k)) for k, v in graph.items() if is_data(v)]
+    # The file says the same, and the command reads it.
+    path = tmp_path / "g.json.gz"
+    assert taskgraph.dask.dump(graph, path) == len(graph)
+    if TASKGRAPH:
+        stats = subprocess.run([TASKGRAPH, "stats", str(path), "--json"], check=True, capture_output=True, text=True)
+        assert json.loads(stats.stdout)["tasks"] == len(graph)
+    assert taskgraph.Graph(graph).to_dot().startswith("digraph taskgraph {")
