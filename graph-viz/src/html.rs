@@ -3,21 +3,42 @@
 //! node showing its key, order position, the coloured figure, and its
 //! dependencies and dependents.
 
+use std::path::Path;
+
 use crate::Error;
 use crate::legend::html_escape;
-use crate::picture::Picture;
+use crate::picture::{Picture, Target};
 
 /// The page's styles.
 const CSS: &str = include_str!("page.css");
 /// The page's script: pan, zoom and hover cards, in plain JavaScript.
 const JS: &str = include_str!("page.js");
 
+impl Picture {
+    /// The picture as one self-contained HTML page (script and styles
+    /// inline, no external URL): the SVG Graphviz draws, with pan, zoom and
+    /// a hover card per box, as [`draw`](crate::draw()) writes `.html`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`render`](crate::render()): Graphviz missing or failing.
+    pub fn to_html(&self) -> Result<String, Error> {
+        self.page(None)
+    }
+
+    /// [`Picture::to_html`], for the file `path` (named in errors).
+    pub(crate) fn page(&self, path: Option<&Path>) -> Result<String, Error> {
+        let svg = crate::render::render_for(&self.dot_for(Target::Page), "svg", path)?;
+        page(self, &String::from_utf8_lossy(&svg))
+    }
+}
+
 /// The HTML page of `picture`, around `svg` (Graphviz's rendering of it).
 ///
 /// # Errors
 ///
 /// [`Error::NotSvg`] for an SVG without a complete `<svg` tag.
-pub(crate) fn page(picture: &Picture, svg: &str) -> Result<String, Error> {
+fn page(picture: &Picture, svg: &str) -> Result<String, Error> {
     let svg = inline_svg(svg)?;
     let cards = script_json(&picture.cards);
     let title = html_escape(&format!("taskgraph viz: {}", picture.title));

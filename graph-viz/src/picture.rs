@@ -3,9 +3,7 @@
 //! and its Graphviz DOT.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use crate::Error;
 use crate::colour::Rgb;
 use crate::legend::Legend;
 
@@ -105,23 +103,6 @@ impl Picture {
     /// id `v{i}`; the legend is the node `legend`.
     pub fn to_dot(&self) -> String {
         self.dot_for(Target::Standalone)
-    }
-
-    /// The picture as one self-contained HTML page (script and styles
-    /// inline, no external URL): the SVG Graphviz draws, with pan, zoom and
-    /// a hover card per box, as [`draw`](crate::draw()) writes `.html`.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`render`](crate::render()): Graphviz missing or failing.
-    pub fn to_html(&self) -> Result<String, Error> {
-        self.page(None)
-    }
-
-    /// [`Picture::to_html`], for the file `path` (named in errors).
-    pub(crate) fn page(&self, path: Option<&Path>) -> Result<String, Error> {
-        let svg = crate::render::render_for(&self.dot_for(Target::Page), "svg", path)?;
-        crate::html::page(self, &String::from_utf8_lossy(&svg))
     }
 
     /// The picture in Graphviz DOT, for `target`.
