@@ -299,13 +299,7 @@ pub(crate) fn convert<'py>(
     reading: Reading,
 ) -> PyResult<Converted<'py>> {
     let py = dsk.py();
-    let dict = match dsk.cast_exact::<PyDict>() {
-        Ok(dict) => dict.clone(),
-        Err(_) => py
-            .get_type::<PyDict>()
-            .call1((dsk,))?
-            .cast_into::<PyDict>()?,
-    };
+    let dict = as_dict(dsk)?;
     if let Some(given) = dependencies
         && given.cast::<PyDict>().is_err()
         && given.cast::<pyo3::types::PyMapping>().is_err()
@@ -384,6 +378,20 @@ pub(crate) fn convert<'py>(
         index: reader.index,
         values,
     })
+}
+
+/// `dsk` itself when it is a dict, else `dict(dsk)`, as dask copies a
+/// mapping before it reads it.
+pub(crate) fn as_dict<'py>(dsk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    match dsk.cast_exact::<PyDict>() {
+        Ok(dict) => Ok(dict.clone()),
+        Err(_) => dsk
+            .py()
+            .get_type::<PyDict>()
+            .call1((dsk,))?
+            .cast_into::<PyDict>()
+            .map_err(PyErr::from),
+    }
 }
 
 /// What the second pass reads: CSR offsets into `reader.targets`, whether

@@ -11,26 +11,28 @@ use pyo3::prelude::*;
 
 use crate::export::Export;
 
-/// What `taskgraph.Graph`'s drawing methods pass: the options of
-/// `taskgraph viz`.
-pub(crate) struct Asked<'a> {
+/// What `taskgraph.Graph`'s drawing methods pass, as a dict: the options
+/// of `taskgraph viz`.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub(crate) struct Asked {
     /// A colouring's name (`"order"`, `"memorypressure"`, ...); `None` for
     /// no colour.
-    pub(crate) color: Option<&'a str>,
-    pub(crate) strategy: &'a str,
-    pub(crate) workers: u32,
-    pub(crate) collapse: bool,
-    pub(crate) max_tasks: usize,
+    color: Option<String>,
+    strategy: String,
+    workers: u32,
+    collapse: bool,
+    max_tasks: usize,
 }
 
-impl Asked<'_> {
+impl Asked {
     fn options(&self) -> PyResult<Options> {
         let mut options = Options::default();
-        options.colour = match self.color {
+        options.colour = match &self.color {
             None => Colour::None,
             Some(name) => name.parse().map_err(viz_error)?,
         };
-        options.strategy = crate::parse_strategy(self.strategy)?;
+        options.strategy = crate::parse_strategy(&self.strategy)?;
         if !(1..=1_000).contains(&self.workers) {
             return Err(PyValueError::new_err(format!(
                 "workers must be from 1 to 1000 (as for `taskgraph viz --workers`), not {}",
@@ -52,7 +54,7 @@ const NAME: &str = "dask graph";
 pub(crate) fn picture(
     dsk: &Bound<'_, PyAny>,
     sizes_from: &Bound<'_, PyAny>,
-    asked: &Asked<'_>,
+    asked: &Asked,
 ) -> PyResult<Picture> {
     let options = asked.options()?;
     let export = Export::read(dsk, sizes_from)?;
@@ -66,7 +68,7 @@ pub(crate) fn draw(
     dsk: &Bound<'_, PyAny>,
     sizes_from: &Bound<'_, PyAny>,
     path: PathBuf,
-    asked: &Asked<'_>,
+    asked: &Asked,
 ) -> PyResult<()> {
     let options = asked.options()?;
     let export = Export::read(dsk, sizes_from)?;

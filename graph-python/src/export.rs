@@ -36,7 +36,7 @@ use pyo3::types::{
 };
 use rustc_hash::FxHashMap;
 
-use crate::convert::{Converted, External, KeyIndex, Reading, convert};
+use crate::convert::{Converted, External, KeyIndex, Reading, as_dict, convert};
 use crate::core_error;
 
 /// Who wrote the document: its top-level `"producer"`.
@@ -58,13 +58,7 @@ impl Export {
     /// keys written alike, or a task nested deeper than the format allows.
     pub(crate) fn read(dsk: &Bound<'_, PyAny>, sizes_from: &Bound<'_, PyAny>) -> PyResult<Export> {
         let py = dsk.py();
-        let dict = match dsk.cast_exact::<PyDict>() {
-            Ok(dict) => dict.clone(),
-            Err(_) => py
-                .get_type::<PyDict>()
-                .call1((dsk,))?
-                .cast_into::<PyDict>()?,
-        };
+        let dict = as_dict(dsk)?;
         let Converted {
             keys,
             offsets,

@@ -421,29 +421,19 @@ mod native {
         Ok(export.graph.len())
     }
 
-    /// The picture `taskgraph viz` draws of the dask graph `dsk`: its DOT,
-    /// or with `format` (`"svg"`, `"png"`, `"pdf"`) Graphviz's rendering.
+    /// The picture `taskgraph viz` draws of the dask graph `dsk` as
+    /// `options` ask (a dict: `color`, `strategy`, `workers`, `collapse`,
+    /// `max_tasks`): its DOT, or with `format` (`"svg"`, `"png"`, `"pdf"`)
+    /// Graphviz's rendering.
     #[pyfunction]
-    #[pyo3(signature = (dsk, sizes_from, *, color, strategy, workers, collapse, max_tasks, format=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (dsk, sizes_from, options, format=None))]
     fn dask_picture<'py>(
         dsk: &Bound<'py, PyAny>,
         sizes_from: &Bound<'py, PyAny>,
-        color: Option<&str>,
-        strategy: &str,
-        workers: u32,
-        collapse: bool,
-        max_tasks: usize,
+        options: draw::Asked,
         format: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let asked = draw::Asked {
-            color,
-            strategy,
-            workers,
-            collapse,
-            max_tasks,
-        };
-        let dot = draw::picture(dsk, sizes_from, &asked)?.to_dot();
+        let dot = draw::picture(dsk, sizes_from, &options)?.to_dot();
         let py = dsk.py();
         Ok(match format {
             None => pyo3::types::PyString::new(py, &dot).into_any(),
@@ -454,28 +444,15 @@ mod native {
     }
 
     /// Draws the dask graph `dsk` into `path` (`.dot`, `.svg`, `.png`,
-    /// `.pdf` or `.html`), whole or not at all.
+    /// `.pdf` or `.html`) as `options` ask, whole or not at all.
     #[pyfunction]
-    #[pyo3(signature = (dsk, sizes_from, path, *, color, strategy, workers, collapse, max_tasks))]
-    #[allow(clippy::too_many_arguments)]
     fn dask_draw(
         dsk: &Bound<'_, PyAny>,
         sizes_from: &Bound<'_, PyAny>,
         path: std::path::PathBuf,
-        color: Option<&str>,
-        strategy: &str,
-        workers: u32,
-        collapse: bool,
-        max_tasks: usize,
+        options: draw::Asked,
     ) -> PyResult<()> {
-        let asked = draw::Asked {
-            color,
-            strategy,
-            workers,
-            collapse,
-            max_tasks,
-        };
-        draw::draw(dsk, sizes_from, path, &asked)
+        draw::draw(dsk, sizes_from, path, &options)
     }
 
     /// The names `strategy=` accepts.

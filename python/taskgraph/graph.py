@@ -144,7 +144,7 @@ class Graph:
         True
         """
         options = self._picture(color, strategy, workers, collapse, max_tasks)
-        return _native.dask_picture(self._dsk, self._sizes_from(), **options)
+        return _native.dask_picture(self._dsk, self._sizes_from(), options)
 
     def viz(self, path, color="order", strategy="auto", *, workers=4, collapse=False, max_tasks=2000):
         """Draws :meth:`to_dot`'s picture into ``path``: ``.svg``, ``.png`` or
@@ -154,7 +154,7 @@ class Graph:
         another extension and ``RuntimeError`` when Graphviz is missing or
         fails."""
         options = self._picture(color, strategy, workers, collapse, max_tasks)
-        _native.dask_draw(self._dsk, self._sizes_from(), path, **options)
+        _native.dask_draw(self._dsk, self._sizes_from(), path, options)
 
     def _repr_svg_(self):
         """The picture a notebook shows: the order as SVG, or None without
@@ -163,7 +163,7 @@ class Graph:
             return None
         options = self._picture("order", "auto", 4, False, _REPR_SVG_MAX_TASKS)
         try:
-            svg = _native.dask_picture(self._dsk, self._sizes_from(), **options, format="svg")
+            svg = _native.dask_picture(self._dsk, self._sizes_from(), options, "svg")
             return svg.decode("utf-8")
         except (OSError, RuntimeError, UnicodeError, ValueError):
             return None

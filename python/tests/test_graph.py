@@ -260,3 +260,19 @@ def test_hostile_keys_render(tmp_path):
     dsk = {"A&B": 1, "nul\0key": 3, "k" * 20_000: (inc, "A&B"), "\udcff": 4}
     taskgraph.Graph(dsk).viz(tmp_path / "g.svg")
     assert (tmp_path / "g.svg").read_text().count("A&amp;B") >= 1
+
+
+def test_viz_takes_every_colouring_and_writes_pages(tmp_path):
+    g = taskgraph.Graph.from_dask(reduction())
+    g.viz(tmp_path / "workers.dot", color="worker", workers=3)
+    assert "worker 2" in (tmp_path / "workers.dot").read_text()
+    g.viz(tmp_path / "groups.gv", collapse=True)
+    assert "tasks" in (tmp_path / "groups.gv").read_text()
+    with pytest.raises(ValueError, match="workers must be from 1 to 1000"):
+        g.viz(tmp_path / "none.dot", color="worker", workers=0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["groups.gv", "workers.dot"]
+    if shutil.which("dot") is None:
+        return
+    g.viz(tmp_path / "page.html")
+    page = (tmp_path / "page.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
