@@ -124,6 +124,20 @@ pub enum Error {
         /// How long it had been silent.
         waited: Duration,
     },
+    /// Every process of the run was lost: nothing is left to recover on.
+    #[error("every process of the run was lost (processes {}): nothing is left to go on with", ProcessList(lost))]
+    NoSurvivors {
+        /// The lost processes, in order.
+        lost: Vec<usize>,
+    },
+    /// A process named as lost that the run does not have.
+    #[error("process {process} is named as lost, but the run has {processes} processes")]
+    NoSuchProcess {
+        /// The process named.
+        process: usize,
+        /// Processes in the run.
+        processes: usize,
+    },
     /// Another process went away (it died, or its connection closed)
     /// before the run finished.
     #[error("process {process} ({address}) went away before the run finished (did it die?)")]
@@ -506,4 +520,19 @@ fn strays(dropped: &[Stray], count: usize) -> String {
 
 fn short_hex(bytes: &[u8; 32]) -> String {
     bytes[..6].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Process indices as `0, 2, 3`.
+struct ProcessList<'a>(&'a [usize]);
+
+impl std::fmt::Display for ProcessList<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, process) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{process}")?;
+        }
+        Ok(())
+    }
 }

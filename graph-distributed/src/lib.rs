@@ -28,6 +28,12 @@
 //! before timely reads it: one its sender could not have sent (garbage, a
 //! length past [`MAX_FRAME`]) ends the run with [`Error::Malformed`], and
 //! one that stops arriving midway with [`Error::Stalled`].
+//!
+//! After a loss, [`plan_recovery`] says what a further attempt among the
+//! survivors must run: only the tasks that are still needed and whose
+//! results no survivor holds ([`Holdings`]), placed on the survivors by
+//! where their inputs are, every other input fetched from a survivor. (The
+//! runtime does not yet make that attempt: a loss still ends the run.)
 
 mod cluster;
 mod connect;
@@ -41,6 +47,7 @@ mod heartbeat;
 mod job;
 mod message;
 mod prepared;
+mod recovery;
 mod run;
 mod runner;
 mod transfer;
@@ -51,6 +58,7 @@ pub use frames::MAX_FRAME;
 pub use graph_exec::CancelHandle;
 pub use job::Job;
 pub use prepared::PreparedGraph;
+pub use recovery::{Holdings, Recovery, plan_recovery};
 pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};
 pub use runner::Runner;
 
