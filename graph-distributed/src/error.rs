@@ -125,7 +125,10 @@ pub enum Error {
         waited: Duration,
     },
     /// Every process of the run was lost: nothing is left to recover on.
-    #[error("every process of the run was lost (processes {}): nothing is left to go on with", ProcessList(lost))]
+    #[error(
+        "every process of the run was lost (processes {}): nothing is left to go on with",
+        ProcessList(lost)
+    )]
     NoSurvivors {
         /// The lost processes, in order.
         lost: Vec<usize>,

@@ -226,7 +226,11 @@ pub fn plan_recovery(
             worker_load[worker] += 1;
         }
     }
-    let size = |node: NodeId| sizes.and_then(|s| s.get(node.index()).copied()).unwrap_or(1);
+    let size = |node: NodeId| {
+        sizes
+            .and_then(|s| s.get(node.index()).copied())
+            .unwrap_or(1)
+    };
     let mut weight = vec![0_u64; processes];
     for &node in &run {
         let worker = placement[node.index()] as usize;

@@ -64,10 +64,7 @@ fn needed(graph: &TaskGraph, job: &Job, held: &Holdings, alive: &[bool]) -> Vec<
         let mut changed = false;
         for node in topology.node_ids() {
             if !must[node.index()] && !survives(node) {
-                let read = topology
-                    .dependents(node)
-                    .iter()
-                    .any(|r| must[r.index()]);
+                let read = topology.dependents(node).iter().any(|r| must[r.index()]);
                 if read {
                     must[node.index()] = true;
                     changed = true;
@@ -103,26 +100,41 @@ fn check(
     // Fetched only from survivors that hold the result.
     let mut available = vec![false; graph.len()];
     for &(node, from) in &plan.fetch {
-        assert!(alive[from as usize], "{case}: {node:?} fetched from lost {from}");
-        assert!(held.holders(node).contains(&from), "{case}: {from} does not hold {node:?}");
+        assert!(
+            alive[from as usize],
+            "{case}: {node:?} fetched from lost {from}"
+        );
+        assert!(
+            held.holders(node).contains(&from),
+            "{case}: {from} does not hold {node:?}"
+        );
         assert!(!runs[node.index()], "{case}: {node:?} both fetched and run");
         available[node.index()] = true;
     }
     // Runnable in its order, and every output there at the end.
     for &node in &plan.run {
         for dep in topology.dependencies(node) {
-            assert!(available[dep.index()], "{case}: {node:?} runs before its input {dep:?}");
+            assert!(
+                available[dep.index()],
+                "{case}: {node:?} runs before its input {dep:?}"
+            );
         }
         available[node.index()] = true;
     }
     for node in job.outputs() {
-        assert!(available[node.index()], "{case}: output {node:?} is missing");
+        assert!(
+            available[node.index()],
+            "{case}: output {node:?} is missing"
+        );
     }
     // Survivors keep their tasks; displaced ones go to survivors.
     for &node in &plan.run {
         let old = job.placement()[node.index()];
         let new = plan.placement[node.index()];
-        assert!(alive[new as usize / threads], "{case}: {node:?} placed on a lost process");
+        assert!(
+            alive[new as usize / threads],
+            "{case}: {node:?} placed on a lost process"
+        );
         if alive[old as usize / threads] {
             assert_eq!(old, new, "{case}: {node:?} moved off a survivor");
         }
@@ -165,16 +177,9 @@ fn plans_run_exactly_what_no_survivor_holds_and_is_still_needed() {
                         "{} of {n} tasks over {processes}x{threads}, {ran} run, lost {lost:?}",
                         shape.name()
                     );
-                    let plan = plan_recovery(
-                        &graph,
-                        &job,
-                        processes,
-                        threads,
-                        &lost,
-                        &held,
-                        Some(&sizes),
-                    )
-                    .unwrap();
+                    let plan =
+                        plan_recovery(&graph, &job, processes, threads, &lost, &held, Some(&sizes))
+                            .unwrap();
                     check(&graph, &job, threads, &held, &alive, &plan, &case);
                     cases += 1;
                 }
@@ -242,13 +247,25 @@ fn losing_every_process_or_one_the_run_lacks_is_an_error() {
     let job = Job::new([NodeId::new(2)], vec![0, 1, 0]);
     let held = Holdings::new(3);
     let err = plan_recovery(&graph, &job, 2, 1, &[1, 0, 1], &held, None).unwrap_err();
-    assert!(matches!(&err, Error::NoSurvivors { lost } if lost == &[0, 1]), "{err}");
+    assert!(
+        matches!(&err, Error::NoSurvivors { lost } if lost == &[0, 1]),
+        "{err}"
+    );
     assert_eq!(
         err.to_string(),
         "every process of the run was lost (processes 0, 1): nothing is left to go on with"
     );
     let err = plan_recovery(&graph, &job, 2, 1, &[2], &held, None).unwrap_err();
-    assert!(matches!(err, Error::NoSuchProcess { process: 2, processes: 2 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::NoSuchProcess {
+                process: 2,
+                processes: 2
+            }
+        ),
+        "{err}"
+    );
     let err = plan_recovery(&graph, &job, 1, 1, &[0], &held, None).unwrap_err();
     assert!(matches!(err, Error::NoSuchWorker { .. }), "{err}");
 }
