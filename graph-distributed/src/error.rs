@@ -133,6 +133,22 @@ pub enum Error {
         /// The lost processes, in order.
         lost: Vec<usize>,
     },
+    /// An attempt after a loss places a fetched result on a worker of this
+    /// process, which was given no value for it.
+    #[error(
+        "the attempt fetches the result of {key} from this process, which was given no value for it"
+    )]
+    MissingResult {
+        /// The task whose result is missing.
+        key: Key,
+    },
+    /// A value fed into an attempt for a result the plan does not fetch, or
+    /// that the job places on another process.
+    #[error("a value was given for {key}, which the attempt does not fetch from this process")]
+    MisplacedResult {
+        /// The task whose value was given.
+        key: Key,
+    },
     /// A process named as lost that the run does not have.
     #[error("process {process} is named as lost, but the run has {processes} processes")]
     NoSuchProcess {

@@ -32,8 +32,11 @@
 //! After a loss, [`plan_recovery`] says what a further attempt among the
 //! survivors must run: only the tasks that are still needed and whose
 //! results no survivor holds ([`Holdings`]), placed on the survivors by
-//! where their inputs are, every other input fetched from a survivor. (The
-//! runtime does not yet make that attempt: a loss still ends the run.)
+//! where their inputs are, every other input fetched from a survivor; and
+//! [`run_attempt`] runs that attempt, the survivors feeding in the results
+//! they hold ([`Attempt`]), with the results of a run without the fault.
+//! (Neither `run` nor the `taskgraph` command makes such an attempt by
+//! itself yet: a lost process still ends the run.)
 
 mod cluster;
 mod connect;
@@ -59,7 +62,7 @@ pub use graph_exec::CancelHandle;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use recovery::{Holdings, Recovery, plan_recovery};
-pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, run};
+pub use run::{Attempt, MakeRunner, Outcome, RunnerError, WorkerStats, run, run_attempt};
 pub use runner::Runner;
 
 /// The README's example, compiled and run as a doctest.

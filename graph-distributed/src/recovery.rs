@@ -102,6 +102,21 @@ pub struct Recovery {
     pub recomputed: usize,
 }
 
+impl Recovery {
+    /// The placement of the attempt's [`Job`]: each task of `run` where the
+    /// plan puts it, and each fetched result on the first worker of the
+    /// process it is taken from (`threads` workers a process).
+    pub fn attempt_placement(&self, threads: usize) -> Vec<u32> {
+        let mut placement = self.placement.clone();
+        for &(node, from) in &self.fetch {
+            if let Some(worker) = placement.get_mut(node.index()) {
+                *worker = from * threads.max(1) as u32;
+            }
+        }
+        placement
+    }
+}
+
 /// Plans the attempt that follows the loss of the processes `lost` in a run
 /// of `job` on `graph` over `processes` processes of `threads` workers each,
 /// with the results `held` by the processes (those of lost processes do not

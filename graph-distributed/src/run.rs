@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
-use graph_core::{NodeId, TaskGraph};
+use graph_core::{Dag, NodeId, TaskGraph, Topology};
 use serde::{Deserialize, Serialize};
 use timely::communication::{Allocator, initialize_from};
 use timely::worker::{Config as WorkerConfig, Worker};
@@ -177,11 +177,143 @@ where
         + Sync
         + 'static,
 {
-    let prepared = graph.into();
+    run_with(graph.into(), job, cluster, Box::new(make_runner), None)
+}
+
+/// A further attempt of a run, after processes were lost: it runs only the
+/// tasks of a [`Recovery`](crate::Recovery) plan's `run`, and starts from
+/// the results of its `fetch`, which the processes that hold them feed in
+/// ([`Attempt::new`]). Every process of the attempt calls `run_attempt`
+/// with the same graph, job and plan, and its own held results.
+///
+/// The job places each task of the plan where the plan says and each
+/// fetched result on a worker of a process that holds it
+/// ([`Recovery::attempt_placement`](crate::Recovery::attempt_placement));
+/// the outputs are the run's. Fed results are not counted as tasks run.
+///
+/// # Errors
+///
+/// Those of [`run`], and [`Error::MissingResult`] when the job places a
+/// fetched result on a worker of this process that was given no value for
+/// it, or [`Error::MisplacedResult`] when a value is given for a node the
+/// plan does not fetch or on a worker of another process.
+///
+/// # Example
+///
+/// A chain `a -> b -> c` whose process 1, which ran `a` and `b`, was lost;
+/// process 0 still holds `b`'s result (10), and only `c` runs again.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use graph_core::{generate, Dag, NodeId, Topology};
+/// use graph_distributed::{Attempt, Cluster, Holdings, Job, Runner, plan_recovery, run_attempt};
+/// use graph_exec::TaskFailure;
+///
+/// struct Count<'g>(&'g Topology);
+///
+/// impl Runner for Count<'_> {
+///     type Value = u64;
+///
+///     fn run(
+///         &mut self,
+///         node: NodeId,
+///         input: &mut dyn FnMut(NodeId) -> Option<u64>,
+///     ) -> Result<u64, TaskFailure> {
+///         let inputs = self.0.dependencies(node).iter().map(|&d| input(d).unwrap());
+///         Ok(1 + inputs.sum::<u64>())
+///     }
+/// }
+///
+/// let graph = Arc::new(generate::chain(3));
+/// let [a, b, c] = [0, 1, 2].map(NodeId::new);
+/// let job = Job::new([c], vec![1, 1, 0]);
+/// let mut held = Holdings::new(3);
+/// held.finished(a);
+/// held.hold(b, 0);
+/// let plan = plan_recovery(&graph, &job, 2, 1, &[1], &held, None)?;
+/// let attempt = Job::new([c], plan.attempt_placement(1));
+/// let outcome = run_attempt(
+///     Arc::clone(&graph),
+///     attempt,
+///     &Cluster::local(2),
+///     |graph, _worker| Ok(Box::new(Count(graph.topology()?))),
+///     Attempt::new(&plan, vec![(b, 10)]),
+/// )?
+/// .expect("process 0 has the outcome");
+/// assert_eq!(outcome.values, [(c, 11)]);
+/// assert_eq!(outcome.tasks_run(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn run_attempt<V, F>(
+    graph: impl Into<PreparedGraph>,
+    job: Job,
+    cluster: &Cluster,
+    make_runner: F,
+    attempt: Attempt<V>,
+) -> Result<Option<Outcome<V>>, Error>
+where
+    V: timely::ExchangeData + Clone,
+    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
+        + Send
+        + Sync
+        + 'static,
+{
+    run_with(
+        graph.into(),
+        job,
+        cluster,
+        Box::new(make_runner),
+        Some(attempt),
+    )
+}
+
+/// What a process brings to an attempt after a loss: the tasks the plan
+/// runs, the results it fetches, and the values of those this process
+/// holds.
+#[derive(Clone, Debug)]
+pub struct Attempt<V> {
+    run: Vec<NodeId>,
+    fetched: Vec<NodeId>,
+    values: Vec<(NodeId, V)>,
+}
+
+impl<V> Attempt<V> {
+    /// The attempt of `plan`, this process feeding in `values` (results of
+    /// the plan's `fetch` that it holds).
+    pub fn new(plan: &crate::Recovery, values: Vec<(NodeId, V)>) -> Attempt<V> {
+        Attempt {
+            run: plan.run.clone(),
+            fetched: plan.fetch.iter().map(|&(node, _)| node).collect(),
+            values,
+        }
+    }
+}
+
+/// [`run`], or an [`Attempt`] after a loss.
+fn run_with<V>(
+    prepared: PreparedGraph,
+    job: Job,
+    cluster: &Cluster,
+    make_runner: Box<MakeRunner<V>>,
+    attempt: Option<Attempt<V>>,
+) -> Result<Option<Outcome<V>>, Error>
+where
+    V: timely::ExchangeData + Clone,
+{
     let graph = Arc::clone(prepared.graph());
     let topology = graph.topology()?;
     job.check(&graph, cluster.workers())?;
-    let needed = topology.needed_by(job.outputs())?;
+    let first_worker = cluster.process() * cluster.threads();
+    let threads_here = cluster.threads();
+    let (needed, values, attempt_topology) = match attempt {
+        None => (topology.needed_by(job.outputs())?, Vec::new(), None),
+        Some(mut attempt) => {
+            let (needed, values) = attempt.split(&graph, &job, first_worker, threads_here)?;
+            let topology = attempt.fed_as_sources(topology)?;
+            (needed, values, Some(topology))
+        }
+    };
     let mut is_output = vec![false; graph.len()];
     for node in job.outputs() {
         is_output[node.index()] = true;
@@ -201,7 +333,6 @@ where
     } = connect(cluster, fingerprint)?;
     let threads = builders.len();
     // Which tasks each worker thread of this process runs.
-    let first_worker = cluster.process() * cluster.threads();
     let mine = (first_worker..first_worker + threads)
         .map(|worker| {
             job.placement()
@@ -235,7 +366,9 @@ where
         first_worker,
         mine,
         ranks,
-        make_runner: Box::new(make_runner),
+        make_runner,
+        attempt_topology,
+        fed: Mutex::new(values),
         results: Mutex::new((0..threads).map(|_| None).collect()),
         completed: AtomicUsize::new(0),
         failed: CancelHandle::new(),
@@ -344,6 +477,13 @@ struct Shared<V> {
     /// Per node: its priority among the ready tasks of its worker.
     ranks: Vec<u32>,
     make_runner: Box<MakeRunner<V>>,
+    /// In an attempt after a loss, the graph's topology with the fetched
+    /// results as sources (they are fed in, not computed: what they were
+    /// computed from is not needed).
+    attempt_topology: Option<Topology>,
+    /// Per worker thread of this process: the results it feeds into an
+    /// attempt after a loss (taken by the thread when it starts).
+    fed: Mutex<FedByThread<V>>,
     /// Per worker thread of this process: its result, once it has one.
     results: Mutex<Vec<Option<WorkerResult<V>>>>,
     /// How many worker threads saw the whole dataflow end (rather than
@@ -360,6 +500,9 @@ struct Shared<V> {
 }
 
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;
+
+/// Per worker thread of a process, the results fed into it.
+type FedByThread<V> = Vec<Vec<(NodeId, V)>>;
 
 /// The body of one worker thread: runs its share and puts its result aside.
 fn worker_main<V: timely::ExchangeData + Clone>(allocator: Allocator, shared: &Shared<V>) {
@@ -397,6 +540,93 @@ impl Drop for Ended<'_> {
         let (count, signal) = self.0;
         *count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
         signal.notify_all();
+    }
+}
+
+impl<V> Attempt<V> {
+    /// `topology` with the fetched results' dependencies left out.
+    fn fed_as_sources(&self, topology: &Topology) -> Result<Topology, Error> {
+        let n = topology.node_count();
+        let mut fetched = vec![false; n];
+        for node in &self.fetched {
+            fetched[node.index()] = true;
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut targets = Vec::with_capacity(topology.edge_count());
+        offsets.push(0_u32);
+        for node in topology.node_ids() {
+            if !fetched[node.index()] {
+                targets.extend(topology.dependencies(node).iter().map(|d| d.as_u32()));
+            }
+            offsets.push(targets.len() as u32);
+        }
+        Ok(Topology::from_dependency_rows(offsets, targets)?)
+    }
+
+    /// The nodes the attempt needs (the plan's tasks and fetched results),
+    /// and the values fed in, by worker thread of this process; checked
+    /// against the job's placement.
+    fn split(
+        &mut self,
+        graph: &TaskGraph,
+        job: &Job,
+        first_worker: usize,
+        threads: usize,
+    ) -> Result<(Vec<bool>, FedByThread<V>), Error> {
+        let n = graph.len();
+        let mut needed = vec![false; n];
+        let mut fetched = vec![false; n];
+        for node in self.run.iter().chain(&self.fetched) {
+            if node.index() >= n {
+                return Err(Error::UnknownOutput {
+                    node: node.index(),
+                    tasks: n,
+                });
+            }
+            needed[node.index()] = true;
+        }
+        for node in &self.fetched {
+            fetched[node.index()] = true;
+        }
+        let here = |node: NodeId| {
+            let worker = job.placement()[node.index()] as usize;
+            (first_worker..first_worker + threads)
+                .contains(&worker)
+                .then(|| worker - first_worker)
+        };
+        let mut by_thread: FedByThread<V> = (0..threads).map(|_| Vec::new()).collect();
+        let mut given = vec![false; n];
+        for (node, value) in std::mem::take(&mut self.values) {
+            let thread = (node.index() < n && fetched[node.index()])
+                .then(|| here(node))
+                .flatten();
+            let Some(thread) = thread else {
+                return Err(Error::MisplacedResult {
+                    key: graph_key(graph, node),
+                });
+            };
+            given[node.index()] = true;
+            by_thread[thread].push((node, value));
+        }
+        if let Some(&node) = self
+            .fetched
+            .iter()
+            .find(|&&node| here(node).is_some() && !given[node.index()])
+        {
+            return Err(Error::MissingResult {
+                key: graph.key(node).clone(),
+            });
+        }
+        Ok((needed, by_thread))
+    }
+}
+
+/// The key of `node`, or its number where the graph has no such node.
+fn graph_key(graph: &TaskGraph, node: NodeId) -> graph_core::Key {
+    if node.index() < graph.len() {
+        graph.key(node).clone()
+    } else {
+        graph_core::Key::Int(node.index() as i64)
     }
 }
 

@@ -59,12 +59,17 @@ pub(super) struct State<'s, V> {
     /// The bytes of whole results among them.
     unsent_bytes: u64,
     stats: WorkerStats,
+    /// How many results are fed into this worker (an attempt after a loss).
+    fed: usize,
 }
 
 impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     pub(super) fn new(shared: &'s Shared<V>, me: usize, peers: usize) -> State<'s, V> {
         let graph = &*shared.graph;
-        let topology = graph.topology().expect("checked before the run");
+        let topology = match &shared.attempt_topology {
+            Some(topology) => topology,
+            None => graph.topology().expect("checked before the run"),
+        };
         let n = graph.len();
         let mut config = SchedulerConfig::new(topology, topology, &shared.needed, &shared.ranks);
         config.mine = Some(&shared.mine[me - shared.first_worker]);
@@ -103,6 +108,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 worker: me,
                 ..WorkerStats::default()
             },
+            fed: 0,
         };
         if me == 0 {
             let outputs = shared.job.outputs();
@@ -114,6 +120,11 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             state.finished = (0..peers).map(|_| None).collect();
         }
         state
+    }
+
+    /// Counts `count` results fed into this worker as no tasks run.
+    pub(super) fn feeds(&mut self, count: usize) {
+        self.fed = count;
     }
 
     pub(super) fn has_ready(&self) -> bool {
@@ -498,7 +509,8 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     /// This worker's counters so far.
     pub(super) fn stats(&self) -> WorkerStats {
         WorkerStats {
-            tasks_run: self.scheduler.tasks_run(),
+            // Results fed into an attempt after a loss are no tasks run.
+            tasks_run: self.scheduler.tasks_run().saturating_sub(self.fed),
             peak_held: self.scheduler.peak_held(),
             peak_bytes: self.scheduler.peak_bytes(),
             spilled_bytes: self.scheduler.spilled_bytes(),
