@@ -29,14 +29,14 @@
 //! length past [`MAX_FRAME`]) ends the run with [`Error::Malformed`], and
 //! one that stops arriving midway with [`Error::Stalled`].
 //!
-//! After a loss, [`plan_recovery`] says what a further attempt among the
-//! survivors must run: only the tasks that are still needed and whose
-//! results no survivor holds ([`Holdings`]), placed on the survivors by
-//! where their inputs are, every other input fetched from a survivor; and
-//! [`run_attempt`] runs that attempt, the survivors feeding in the results
-//! they hold ([`Attempt`]), with the results of a run without the fault.
-//! (Neither `run` nor the `taskgraph` command makes such an attempt by
-//! itself yet: a lost process still ends the run.)
+//! After a loss the survivors can go on: [`run_keeping`] gives back what
+//! each still holds ([`Leftovers`]), [`plan_recovery`] says what a further
+//! attempt among them must run (only the tasks that are still needed and
+//! whose results no survivor holds, placed by where their inputs are), and
+//! [`run_attempt`] runs it, the survivors feeding in the results they hold
+//! ([`Attempt`]), with the results of a run without the fault. (The
+//! `taskgraph` command does not drive such attempts yet: a lost process
+//! still ends its runs.)
 
 mod cluster;
 mod connect;
@@ -62,7 +62,10 @@ pub use graph_exec::CancelHandle;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use recovery::{Holdings, Recovery, plan_recovery};
-pub use run::{Attempt, MakeRunner, Outcome, RunnerError, WorkerStats, run, run_attempt};
+pub use run::{
+    Attempt, Leftovers, MakeRunner, Outcome, RunnerError, Stopped, WorkerStats, run, run_attempt,
+    run_keeping,
+};
 pub use runner::Runner;
 
 /// The README's example, compiled and run as a doctest.

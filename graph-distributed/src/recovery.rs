@@ -100,17 +100,39 @@ pub struct Recovery {
     pub placement: Vec<u32>,
     /// How many tasks of `run` had run before: the work lost.
     pub recomputed: usize,
+    /// The surviving processes, by their old numbers, in order: process
+    /// `i` of the attempt is `survivors[i]` of the run.
+    pub survivors: Vec<u32>,
 }
 
 impl Recovery {
-    /// The placement of the attempt's [`Job`]: each task of `run` where the
-    /// plan puts it, and each fetched result on the first worker of the
-    /// process it is taken from (`threads` workers a process).
+    /// The placement of the attempt's [`Job`], over the survivors numbered
+    /// afresh ([`Recovery::survivors`]; `threads` workers a process): each
+    /// task of `run` where the plan puts it, each fetched result on the
+    /// first worker of the process it is taken from, and the tasks the
+    /// attempt does not need on worker 0.
     pub fn attempt_placement(&self, threads: usize) -> Vec<u32> {
-        let mut placement = self.placement.clone();
+        let threads = threads.max(1) as u32;
+        let renumber = |old_process: u32| {
+            self.survivors
+                .iter()
+                .position(|&p| p == old_process)
+                .map(|new| new as u32)
+        };
+        let mut placement = vec![0; self.placement.len()];
+        for &node in &self.run {
+            let Some(&old) = self.placement.get(node.index()) else {
+                continue;
+            };
+            if let Some(process) = renumber(old / threads) {
+                // Same length as `self.placement`.
+                placement[node.index()] = process * threads + old % threads;
+            }
+        }
         for &(node, from) in &self.fetch {
-            if let Some(worker) = placement.get_mut(node.index()) {
-                *worker = from * threads.max(1) as u32;
+            if let (Some(worker), Some(process)) = (placement.get_mut(node.index()), renumber(from))
+            {
+                *worker = process * threads;
             }
         }
         placement
@@ -315,10 +337,14 @@ pub fn plan_recovery(
     }
     fetch.sort_unstable();
     let recomputed = run.iter().filter(|&&node| held.is_finished(node)).count();
+    let survivors = (0..processes as u32)
+        .filter(|&p| alive[p as usize])
+        .collect();
     Ok(Recovery {
         run,
         fetch,
         placement: new_placement,
         recomputed,
+        survivors,
     })
 }

@@ -177,7 +177,126 @@ where
         + Sync
         + 'static,
 {
-    run_with(graph.into(), job, cluster, Box::new(make_runner), None)
+    run_with(
+        graph.into(),
+        job,
+        cluster,
+        Box::new(make_runner),
+        None,
+        false,
+    )
+    .map_err(|stopped| stopped.error)
+}
+
+/// [`run`] (or with an [`Attempt`], [`run_attempt`]) that, when other
+/// processes are lost, gives back what this process still holds: the tasks
+/// its workers ran and the results they hold ([`Leftovers`]), for a further
+/// attempt among the survivors ([`plan_recovery`](crate::plan_recovery)).
+///
+/// # Errors
+///
+/// As [`run`], as [`Stopped::error`]; [`Stopped::leftovers`] is there when
+/// the error is the loss of another process ([`Error::Lost`],
+/// [`Error::Silent`], [`Error::Malformed`], [`Error::Stalled`],
+/// [`Error::Disconnected`]).
+pub fn run_keeping<V, F>(
+    graph: impl Into<PreparedGraph>,
+    job: Job,
+    cluster: &Cluster,
+    make_runner: F,
+    attempt: Option<Attempt<V>>,
+) -> Result<Option<Outcome<V>>, Stopped<V>>
+where
+    V: timely::ExchangeData + Clone,
+    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
+        + Send
+        + Sync
+        + 'static,
+{
+    run_with(
+        graph.into(),
+        job,
+        cluster,
+        Box::new(make_runner),
+        attempt,
+        true,
+    )
+}
+
+/// Why [`run_keeping`] stopped, and what this process still holds when it
+/// was for the loss of another.
+#[derive(Debug)]
+pub struct Stopped<V> {
+    /// Why the run stopped.
+    pub error: Error,
+    /// What this process holds, after the loss of another process.
+    pub leftovers: Option<Box<Leftovers<V>>>,
+}
+
+impl<V> From<graph_core::Error> for Stopped<V> {
+    fn from(error: graph_core::Error) -> Stopped<V> {
+        Error::from(error).into()
+    }
+}
+
+impl<V> From<Error> for Stopped<V> {
+    fn from(error: Error) -> Stopped<V> {
+        Stopped {
+            error,
+            leftovers: None,
+        }
+    }
+}
+
+/// What a process holds when another process of its run is lost: the tasks
+/// its workers ran, and the results they hold (their own, those sent to
+/// them, and at process 0 the outputs gathered).
+#[derive(Clone, Debug)]
+pub struct Leftovers<V> {
+    pub(crate) finished: Vec<NodeId>,
+    pub(crate) held: Vec<(NodeId, V)>,
+}
+
+impl<V> Leftovers<V> {
+    /// The tasks this process ran.
+    pub fn finished(&self) -> &[NodeId] {
+        &self.finished
+    }
+
+    /// The results this process holds, each once.
+    pub fn held(&self) -> &[(NodeId, V)] {
+        &self.held
+    }
+
+    /// The results this process holds, each once.
+    pub fn into_held(self) -> Vec<(NodeId, V)> {
+        self.held
+    }
+
+    /// Records in `holdings` that process `process` ran and holds these.
+    pub fn record(&self, holdings: &mut crate::Holdings, process: u32) {
+        for &node in &self.finished {
+            holdings.finished(node);
+        }
+        for (node, _) in &self.held {
+            holdings.hold(*node, process);
+        }
+    }
+
+    /// The leftovers of the worker threads of one process, as one.
+    fn merge(parts: Vec<Leftovers<V>>) -> Leftovers<V> {
+        let mut finished = Vec::new();
+        let mut held = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for part in parts {
+            finished.extend(part.finished);
+            held.extend(part.held.into_iter().filter(|(node, _)| seen.insert(*node)));
+        }
+        finished.sort_unstable();
+        finished.dedup();
+        held.sort_unstable_by_key(|(node, _)| *node);
+        Leftovers { finished, held }
+    }
 }
 
 /// A further attempt of a run, after processes were lost: it runs only the
@@ -265,7 +384,9 @@ where
         cluster,
         Box::new(make_runner),
         Some(attempt),
+        false,
     )
+    .map_err(|stopped| stopped.error)
 }
 
 /// What a process brings to an attempt after a loss: the tasks the plan
@@ -297,7 +418,8 @@ fn run_with<V>(
     cluster: &Cluster,
     make_runner: Box<MakeRunner<V>>,
     attempt: Option<Attempt<V>>,
-) -> Result<Option<Outcome<V>>, Error>
+    keep: bool,
+) -> Result<Option<Outcome<V>>, Stopped<V>>
 where
     V: timely::ExchangeData + Clone,
 {
@@ -320,7 +442,7 @@ where
     }
     let fingerprint = if cluster.processes() > 1 {
         if *cluster.auth() == Auth::Unset {
-            return Err(Error::NoSecret);
+            return Err(Error::NoSecret.into());
         }
         crate::fingerprint::fingerprint(&job, &prepared.digest())
     } else {
@@ -368,6 +490,8 @@ where
         ranks,
         make_runner,
         attempt_topology,
+        keep,
+        leftovers: Mutex::new(Vec::new()),
         fed: Mutex::new(values),
         results: Mutex::new((0..threads).map(|_| None).collect()),
         completed: AtomicUsize::new(0),
@@ -428,14 +552,21 @@ where
             }
         }
     }
-    match first_error {
+    let error = match (first_error, tripped) {
         // The heartbeats know which process went away; timely does not.
-        Some(Error::Disconnected { .. }) if tripped.is_some() => {
-            Err(tripped.expect("checked just now"))
-        }
-        Some(err) => Err(err),
-        None => Ok(outcome),
-    }
+        (Some(Error::Disconnected { .. }), Some(tripped)) => tripped,
+        (Some(err), _) => err,
+        (None, _) => return Ok(outcome),
+    };
+    let leftovers = (keep && dataflow::is_loss(&error)).then(|| {
+        Box::new(Leftovers::merge(std::mem::take(
+            &mut *shared
+                .leftovers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )))
+    });
+    Err(Stopped { error, leftovers })
 }
 
 /// Which error of the workers of a process to report, lowest first: a
@@ -481,6 +612,10 @@ struct Shared<V> {
     /// results as sources (they are fed in, not computed: what they were
     /// computed from is not needed).
     attempt_topology: Option<Topology>,
+    /// Whether the workers put aside what they hold when another process
+    /// is lost ([`run_keeping`]), and what they put aside.
+    keep: bool,
+    leftovers: Mutex<Vec<Leftovers<V>>>,
     /// Per worker thread of this process: the results it feeds into an
     /// attempt after a loss (taken by the thread when it starts).
     fed: Mutex<FedByThread<V>>,
@@ -631,6 +766,16 @@ fn graph_key(graph: &TaskGraph, node: NodeId) -> graph_core::Key {
 }
 
 impl<V> Shared<V> {
+    /// Puts aside what a worker holds, when the run keeps it.
+    fn keep_leftovers(&self, leftovers: impl FnOnce() -> Leftovers<V>) {
+        if self.keep {
+            self.leftovers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(leftovers());
+        }
+    }
+
     fn results_len(&self) -> usize {
         self.results
             .lock()

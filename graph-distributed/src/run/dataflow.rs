@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::rc::Rc;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
@@ -80,47 +81,95 @@ pub(super) fn work<V: timely::ExchangeData + Clone>(
     };
     let mut input = Some(input);
     loop {
-        if let Some(err) = shared.stop_reason() {
-            return Err(err);
-        }
-        let delivered = std::mem::take(&mut *inbox.borrow_mut());
-        for message in delivered {
-            state.receive(message, runner.as_deref(), input.as_mut());
-        }
-        if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
-            state.run_ready(&mut **runner, handle);
-        }
-        if let Some(handle) = input.as_mut() {
-            state.pump(handle);
-        }
-        if state.unsent
-            && let Some(handle) = input.as_mut()
-        {
-            state.flush(handle);
-        }
-        if state.finished()
-            && let Some(mut handle) = input.take()
-        {
-            if me != 0 {
-                handle.send(Message {
-                    to: 0,
-                    body: Body::Finished(state.stats()),
-                });
+        // A turn of the loop panics when timely finds a connection broken:
+        // what this worker holds is put aside first, for a further attempt.
+        let turn = catch_unwind(AssertUnwindSafe(|| {
+            if let Some(err) = shared.stop_reason() {
+                return Turn::Stop(err);
             }
-            handle.close();
-        }
-        if probe.done() {
-            shared.completed.fetch_add(1, Ordering::SeqCst);
-            break;
-        }
-        if state.has_ready() && input.is_some() {
-            worker.step();
-        } else {
-            worker.step_or_park(Some(PARK));
+            let delivered = std::mem::take(&mut *inbox.borrow_mut());
+            for message in delivered {
+                state.receive(message, runner.as_deref(), input.as_mut());
+            }
+            if let (Some(runner), Some(handle)) = (runner.as_mut(), input.as_mut()) {
+                state.run_ready(&mut **runner, handle);
+            }
+            if let Some(handle) = input.as_mut() {
+                state.pump(handle);
+            }
+            if state.unsent
+                && let Some(handle) = input.as_mut()
+            {
+                state.flush(handle);
+            }
+            if state.finished()
+                && let Some(mut handle) = input.take()
+            {
+                if me != 0 {
+                    handle.send(Message {
+                        to: 0,
+                        body: Body::Finished(state.stats()),
+                    });
+                }
+                handle.close();
+            }
+            if probe.done() {
+                shared.completed.fetch_add(1, Ordering::SeqCst);
+                return Turn::Done;
+            }
+            if state.has_ready() && input.is_some() {
+                worker.step();
+            } else {
+                worker.step_or_park(Some(PARK));
+            }
+            Turn::Go
+        }));
+        match turn {
+            Ok(Turn::Go) => {}
+            Ok(Turn::Done) => {
+                // Another worker may still find a process lost: what this
+                // one holds then counts too.
+                shared.keep_leftovers(|| state.leftovers());
+                break;
+            }
+            Ok(Turn::Stop(err)) => {
+                if is_loss(&err) {
+                    shared.keep_leftovers(|| state.leftovers());
+                }
+                return Err(err);
+            }
+            Err(payload) => {
+                shared.keep_leftovers(|| state.leftovers());
+                resume_unwind(payload);
+            }
         }
     }
     runner.take();
     state.into_result()
+}
+
+/// How a turn of a worker's loop ends.
+enum Turn {
+    /// On to the next turn.
+    Go,
+    /// The dataflow has ended everywhere.
+    Done,
+    /// The run stops early.
+    Stop(crate::Error),
+}
+
+/// Whether `err` is the loss of another process (dead, silent, or cut off
+/// by what it sent), after which the survivors can go on.
+pub(super) fn is_loss(err: &crate::Error) -> bool {
+    use crate::Error;
+    matches!(
+        err,
+        Error::Lost { .. }
+            | Error::Silent { .. }
+            | Error::Malformed { .. }
+            | Error::Stalled { .. }
+            | Error::Disconnected { .. }
+    )
 }
 
 /// A worker's runner in an attempt after a loss: the results fed in are

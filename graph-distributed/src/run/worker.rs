@@ -11,7 +11,7 @@ use graph_exec::{ResultStore, Scheduler, SchedulerConfig, TaskFailure};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::InputHandle;
 
-use super::{Outcome, Shared, WorkerResult, WorkerStats};
+use super::{Leftovers, Outcome, Shared, WorkerResult, WorkerStats};
 use crate::message::{Abort, Body, Message};
 use crate::transfer::{self, Incoming, Outgoing, Piece, Received};
 use crate::{Error, Runner};
@@ -61,6 +61,9 @@ pub(super) struct State<'s, V> {
     stats: WorkerStats,
     /// How many results are fed into this worker (an attempt after a loss).
     fed: usize,
+    /// The tasks this worker has run, when the run keeps what it holds
+    /// for a further attempt after a loss.
+    ran: Option<Vec<NodeId>>,
 }
 
 impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
@@ -109,6 +112,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 ..WorkerStats::default()
             },
             fed: 0,
+            ran: shared.keep.then(Vec::new),
         };
         if me == 0 {
             let outputs = shared.job.outputs();
@@ -349,6 +353,9 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 return;
             }
         };
+        if let Some(ran) = &mut self.ran {
+            ran.push(node);
+        }
         let bytes = runner.bytes(node, &value);
         // Pieces bound memory under a limit; without one, only results too
         // large for one frame go in pieces.
@@ -515,6 +522,30 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             peak_bytes: self.scheduler.peak_bytes(),
             spilled_bytes: self.scheduler.spilled_bytes(),
             ..self.stats.clone()
+        }
+    }
+
+    /// What this worker has after a loss, for a further attempt: the tasks
+    /// it ran, and every result it holds (its own and those sent to it, in
+    /// memory or read back from disk; at worker 0 the outputs gathered). A
+    /// result that cannot be read back is left out: it is made again.
+    pub(super) fn leftovers(&self) -> Leftovers<V> {
+        let n = self.shared.graph.len();
+        let mut held: Vec<(NodeId, V)> = (0..n)
+            .filter_map(|i| {
+                let node = NodeId::new(i);
+                let value = self.store.get(node, |file| bincode::deserialize_from(file));
+                value.ok().flatten().map(|value| (node, value))
+            })
+            .collect();
+        for (node, value) in self.shared.job.outputs().iter().zip(&self.outputs) {
+            if let Some(value) = value {
+                held.push((*node, value.clone()));
+            }
+        }
+        Leftovers {
+            finished: self.ran.clone().unwrap_or_default(),
+            held,
         }
     }
 

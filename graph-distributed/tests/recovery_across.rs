@@ -1,0 +1,169 @@
+//! A run that loses a process, recovered in the library: three in-test
+//! processes on loopback run a graph of slow tasks, one of them stops
+//! midway, the two others give back what they hold (`run_keeping`), the
+//! plan is made from that (`plan_recovery`), and an attempt among the two
+//! survivors (`run_attempt`) gives the outputs of the sequential oracle,
+//! running only the plan's tasks.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use common::{loopback, member};
+use graph_core::generate::{self, Rng};
+use graph_core::{Dag, NodeId, TaskGraph, Topology};
+use graph_distributed::{
+    Attempt, CancelHandle, Error, Holdings, Job, Runner, RunnerError, plan_recovery, run_attempt,
+    run_keeping,
+};
+use graph_exec::TaskFailure;
+
+/// A task's value mixes its node and its inputs'; each task takes 2 ms.
+struct Mix<'g>(&'g Topology);
+
+/// Tasks run so far, by every process of the test.
+static RAN: AtomicUsize = AtomicUsize::new(0);
+
+fn mix(node: NodeId, inputs: impl Iterator<Item = u64>) -> u64 {
+    inputs.fold(node.as_u32() as u64 * 0x9e37_79b9 + 1, |acc, x| {
+        acc.rotate_left(7) ^ x.wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+impl Runner for Mix<'_> {
+    type Value = u64;
+
+    fn run(
+        &mut self,
+        node: NodeId,
+        input: &mut dyn FnMut(NodeId) -> Option<u64>,
+    ) -> Result<u64, TaskFailure> {
+        thread::sleep(Duration::from_millis(2));
+        RAN.fetch_add(1, Ordering::SeqCst);
+        let inputs: Vec<u64> = self
+            .0
+            .dependencies(node)
+            .iter()
+            .map(|&dep| input(dep).expect("every input is there"))
+            .collect();
+        Ok(mix(node, inputs.into_iter()))
+    }
+}
+
+fn make(
+    graph: &TaskGraph,
+    _worker: usize,
+) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
+    Ok(Box::new(Mix(graph.topology()?)))
+}
+
+fn oracle(graph: &TaskGraph) -> Vec<u64> {
+    let topology = graph.topology().unwrap();
+    let mut values = vec![0; graph.len()];
+    for &node in topology.topological_order() {
+        let inputs = topology
+            .dependencies(node)
+            .iter()
+            .map(|d| values[d.index()]);
+        values[node.index()] = mix(node, inputs);
+    }
+    values
+}
+
+#[test]
+fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
+    let graph = Arc::new(generate::random_dag(300, 7));
+    let n = graph.len();
+    let values = oracle(&graph);
+    let mut rng = Rng::new(5);
+    let placement: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+    let outputs: Vec<NodeId> = graph
+        .leaf_keys()
+        .unwrap()
+        .iter()
+        .map(|k| graph.node_id(k).unwrap())
+        .collect();
+    let job = Job::new(outputs.clone(), placement);
+
+    // Three processes, 300 tasks of 2 ms: process 2 stops once 40 have run.
+    let addresses = loopback(3);
+    let stop = CancelHandle::new();
+    let handles: Vec<_> = (0..3)
+        .map(|process| {
+            let mut cluster = member(&addresses, process, 1);
+            if process == 2 {
+                cluster = cluster.with_cancel(stop.clone());
+            }
+            let (graph, job) = (Arc::clone(&graph), job.clone());
+            thread::spawn(move || run_keeping(graph, job, &cluster, make, None))
+        })
+        .collect();
+    while RAN.load(Ordering::SeqCst) < 40 {
+        thread::sleep(Duration::from_millis(1));
+    }
+    stop.cancel();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+
+    let mut held = Holdings::new(n);
+    let mut kept = Vec::new();
+    for (process, result) in results.into_iter().enumerate().take(2) {
+        let stopped = result.expect_err("the run lost a process");
+        assert!(
+            matches!(
+                stopped.error,
+                Error::Lost { process: 2, .. }
+                    | Error::Silent { process: 2, .. }
+                    | Error::Disconnected { .. }
+            ),
+            "process {process}: {}",
+            stopped.error
+        );
+        let leftovers = stopped
+            .leftovers
+            .expect("a loss leaves what the process holds");
+        for (node, value) in leftovers.held() {
+            assert_eq!(
+                *value,
+                values[node.index()],
+                "process {process} holds {node:?}"
+            );
+        }
+        leftovers.record(&mut held, process as u32);
+        kept.push(leftovers);
+    }
+    let plan = plan_recovery(&graph, &job, 3, 1, &[2], &held, None).unwrap();
+    assert!(plan.run.len() < n, "the survivors' work is kept");
+
+    // The attempt: the two survivors, on new ports, keep their numbers.
+    let addresses = loopback(2);
+    let attempt_job = Job::new(outputs.clone(), plan.attempt_placement(1));
+    let handles: Vec<_> = kept
+        .into_iter()
+        .enumerate()
+        .map(|(process, leftovers)| {
+            let cluster = member(&addresses, process, 1);
+            let fed: Vec<(NodeId, u64)> = leftovers
+                .into_held()
+                .into_iter()
+                .filter(|(node, _)| plan.fetch.contains(&(*node, process as u32)))
+                .collect();
+            let attempt = Attempt::new(&plan, fed);
+            let (graph, job) = (Arc::clone(&graph), attempt_job.clone());
+            thread::spawn(move || run_attempt(graph, job, &cluster, make, attempt))
+        })
+        .collect();
+    let mut results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let outcome = results
+        .remove(0)
+        .unwrap()
+        .expect("process 0 has the outcome");
+    assert!(results.remove(0).unwrap().is_none());
+    assert_eq!(outcome.values.len(), outputs.len());
+    for (node, value) in &outcome.values {
+        assert_eq!(*value, values[node.index()], "output {node:?}");
+    }
+    assert_eq!(outcome.tasks_run(), plan.run.len());
+}
