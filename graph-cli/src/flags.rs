@@ -57,6 +57,16 @@ pub(crate) fn processes(text: &str) -> Result<usize, String> {
     count(text, 1, MAX_PROCESSES, "a number of processes")
 }
 
+/// `taskgraph run --retries`: 0 to 255 losses survived.
+pub(crate) fn retries(text: &str) -> Result<usize, String> {
+    count(
+        text,
+        0,
+        MAX_PROCESSES - 1,
+        "a number of lost processes to survive",
+    )
+}
+
 /// `taskgraph run --process`: an index below 256.
 pub(crate) fn process(text: &str) -> Result<usize, String> {
     count(text, 0, MAX_PROCESSES - 1, "a process index")

@@ -5,6 +5,7 @@
 mod across;
 mod args;
 mod local;
+mod recovery;
 mod report;
 mod supervise;
 

@@ -59,6 +59,9 @@ fn processes_give_the_local_executors_results() {
                     "values_sent",
                     "peak_bytes",
                     "spilled_bytes",
+                    "attempts",
+                    "lost_processes",
+                    "recomputed_tasks",
                 ],
             );
             let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -150,6 +153,8 @@ fn a_killed_worker_process_ends_the_run_with_an_error() {
             "2",
             "--assignment",
             path(&assignment),
+            "--retries",
+            "0",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -98,7 +98,9 @@ pub struct Recovery {
     /// worker numbering, `process * threads + thread`, only surviving
     /// workers used). Tasks outside `run` keep their old worker.
     pub placement: Vec<u32>,
-    /// How many tasks of `run` had run before: the work lost.
+    /// How many tasks of `run` had run before, as far as the survivors can
+    /// tell (they ran it, hold its result, or know a task that read it ran):
+    /// the work lost.
     pub recomputed: usize,
     /// The surviving processes, by their old numbers, in order: process
     /// `i` of the attempt is `survivors[i]` of the run.
@@ -336,7 +338,17 @@ pub fn plan_recovery(
         }
     }
     fetch.sort_unstable();
-    let recomputed = run.iter().filter(|&&node| held.is_finished(node)).count();
+    // A task ran before if the survivors know it did, or know that a task
+    // reading it did (its own record may have died with its process).
+    let mut ran_before: Vec<bool> = (0..n).map(|i| held.is_finished(NodeId::new(i))).collect();
+    for &node in topology.topological_order().iter().rev() {
+        if ran_before[node.index()] {
+            for &dep in topology.dependencies(node) {
+                ran_before[dep.index()] = true;
+            }
+        }
+    }
+    let recomputed = run.iter().filter(|&&node| ran_before[node.index()]).count();
     let survivors = (0..processes as u32)
         .filter(|&p| alive[p as usize])
         .collect();

@@ -3,19 +3,23 @@
 //! graph-exec's compiled tasks over the built-in ops, authenticated by the
 //! shared secret of `TASKGRAPH_SECRET` or `--secret-file`.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Write};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use graph_core::{Key, NodeId};
-use graph_distributed::{CancelHandle, Cluster, ClusterProblem, Error, Job};
-use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request};
+use graph_core::{Key, NodeId, TaskGraph};
+use graph_distributed::{
+    Attempt, CancelHandle, Cluster, ClusterProblem, Error, Holdings, Job, Runner, RunnerError,
+    Stopped,
+};
+use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
 use super::args::Args;
 use super::local::priorities_for;
-use super::report::{Across, RunReport};
+use super::recovery::{self, Instruction};
+use super::report::{Across, Recovered, RunReport};
 use crate::assign::{AssignReport, Placer, place};
 use crate::signals::{INTERRUPTED, on_signal, stop};
 
@@ -35,15 +39,9 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         let cancel = cancel.clone();
         on_signal(move || stop(&cancel, interrupted()));
     }
-    if args.supervised {
-        watch_supervisor(cancel.clone());
-    }
+    let instructions = args.supervised.then(|| watch_supervisor(cancel.clone()));
     let threads = args.threads.max(1);
-    let cluster = Cluster::from_hostfile(hostfile, process, threads)?
-        .with_connect_timeout(args.connect_timeout())
-        .with_heartbeat_timeout(args.heartbeat_timeout())
-        .with_cancel(cancel);
-    let cluster = secure(cluster, args)?;
+    let mut cluster = join(args, hostfile, process, threads, &cancel)?;
     let graph = Arc::new(crate::graph_file::read(&args.file)?);
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
     let outputs: Vec<NodeId> = keys
@@ -58,27 +56,114 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         }
     };
     let priorities = priorities_for(&graph)?;
-    let mut job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities);
-    if let Some(bytes) = args.memory_limit {
-        job = job.with_memory_limit(bytes);
-    }
-    let started = Instant::now();
-    let request = Request::list(keys.iter().cloned());
-    let outcome = graph_distributed::run(Arc::clone(&graph), job, &cluster, move |graph, _| {
-        Ok(Box::new(CompiledGraph::new(
-            graph,
-            &OpRegistry::builtins(),
-            &request,
-        )?))
-    });
-    let outcome = match outcome {
-        // The run has ended and removed its temporary files: nothing is
-        // left to do but to say so, if anyone still listens.
-        Err(Error::Interrupted) => {
-            let _ = writeln!(std::io::stderr(), "{}", interrupted());
-            std::process::exit(INTERRUPTED);
+    let job_with = |placement: Vec<u32>| {
+        let job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities.clone());
+        match args.memory_limit {
+            Some(bytes) => job.with_memory_limit(bytes),
+            None => job,
         }
-        outcome => outcome?,
+    };
+    let mut job = job_with(placement);
+    let started = Instant::now();
+    let mut recovered = Recovered::default();
+    let mut attempt = None;
+    let outcome = loop {
+        let runner = runner_for(&keys);
+        let result = match &instructions {
+            Some(_) => graph_distributed::run_keeping(
+                Arc::clone(&graph),
+                job.clone(),
+                &cluster,
+                runner,
+                attempt.take(),
+            ),
+            None => graph_distributed::run(Arc::clone(&graph), job.clone(), &cluster, runner)
+                .map_err(Stopped::from),
+        };
+        let stopped = match result {
+            Ok(outcome) => break outcome,
+            Err(stopped) => stopped,
+        };
+        let (error, leftovers) = match stopped {
+            // The run has ended and removed its temporary files: nothing is
+            // left to do but to say so, if anyone still listens.
+            Stopped {
+                error: Error::Interrupted,
+                ..
+            } => {
+                let _ = writeln!(std::io::stderr(), "{}", interrupted());
+                std::process::exit(INTERRUPTED);
+            }
+            Stopped {
+                error,
+                leftovers: Some(leftovers),
+            } => (error, leftovers),
+            Stopped { error, .. } => return Err(error.into()),
+        };
+        let Some(instructions) = &instructions else {
+            return Err(error.into());
+        };
+        // What this process holds goes to the supervisor, which says how
+        // the run goes on (or closes the pipe: it does not).
+        let report = recovery::Report {
+            finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
+            held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
+        };
+        let line = serde_json::to_string(&report)?;
+        writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;
+        let Ok(instruction) = instructions.recv() else {
+            return Err(error.into());
+        };
+        let mut holdings = Holdings::new(graph.len());
+        for (process, report) in &instruction.reports {
+            for &node in &report.finished {
+                holdings.finished(NodeId::from_u32(node));
+            }
+            for &node in &report.held {
+                holdings.hold(NodeId::from_u32(node), *process as u32);
+            }
+        }
+        let sizes: Vec<u64> = graph
+            .iter()
+            .map(|(_, task)| task.size.unwrap_or(1))
+            .collect();
+        let plan = graph_distributed::plan_recovery(
+            &graph,
+            &job,
+            cluster.processes(),
+            threads,
+            &instruction.lost,
+            &holdings,
+            Some(&sizes),
+        )?;
+        let me = cluster.process() as u32;
+        let fed: Vec<_> = leftovers
+            .into_held()
+            .into_iter()
+            .filter(|(node, _)| plan.fetch.contains(&(*node, me)))
+            .collect();
+        if instruction.process == 0 {
+            let note = format!(
+                "attempt {}: {} tasks to run, {} of them run before (their results were lost, or are needed again to remake lost ones), {} results taken from the survivors",
+                instruction.attempt,
+                plan.run.len(),
+                plan.recomputed,
+                plan.fetch.len()
+            );
+            writeln!(std::io::stderr(), "{}{note}", recovery::NOTE)?;
+        }
+        recovered.attempts = instruction.attempt;
+        recovered.lost_processes = instruction.lost_processes.clone();
+        recovered.recomputed_tasks += plan.recomputed;
+        job = job_with(plan.attempt_placement(threads));
+        attempt = Some(Attempt::new(&plan, fed));
+        cluster = join(
+            args,
+            &instruction.hostfile,
+            instruction.process,
+            threads,
+            &cancel,
+        )?;
     };
     let seconds = started.elapsed().as_secs_f64();
     let Some(outcome) = outcome else {
@@ -121,8 +206,43 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             .max()
             .unwrap_or(0),
         spilled_bytes: outcome.workers.iter().map(|w| w.spilled_bytes).sum(),
+        recovered: Some(recovered),
     }
     .print(args.json)
+}
+
+/// Process `process` of the run that `hostfile` lists, with this run's
+/// timeouts, cancel handle and secret.
+fn join(
+    args: &Args,
+    hostfile: &Path,
+    process: usize,
+    threads: usize,
+    cancel: &CancelHandle,
+) -> anyhow::Result<Cluster> {
+    let cluster = Cluster::from_hostfile(hostfile, process, threads)?
+        .with_connect_timeout(args.connect_timeout())
+        .with_heartbeat_timeout(args.heartbeat_timeout())
+        .with_cancel(cancel.clone());
+    secure(cluster, args)
+}
+
+/// The runner of every worker: graph-exec's compiled tasks over the
+/// built-in ops, for the requested keys.
+fn runner_for(
+    keys: &[Key],
+) -> impl for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = Tagged> + 'g>, RunnerError>
++ Send
++ Sync
++ 'static {
+    let request = Request::list(keys.iter().cloned());
+    move |graph, _| {
+        Ok(Box::new(CompiledGraph::new(
+            graph,
+            &OpRegistry::builtins(),
+            &request,
+        )?))
+    }
 }
 
 /// The cluster with the run's secret: `--secret-file`'s, else
@@ -209,22 +329,30 @@ fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
 }
 
 /// A process started by `--processes` reads its standard input, a pipe
-/// whose other end its supervisor holds: the end of it means the
-/// supervisor has died (or wants the run to stop), and the run stops.
-fn watch_supervisor(cancel: CancelHandle) {
+/// whose other end its supervisor holds: each line is an [`Instruction`]
+/// for the next attempt after a loss, given to the run through the channel
+/// returned; the end of it means the supervisor has died (or wants the run
+/// to stop), and the run stops.
+fn watch_supervisor(cancel: CancelHandle) -> mpsc::Receiver<Instruction> {
+    let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = [0_u8; 64];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+        let stdin = std::io::stdin().lock();
+        for line in stdin.lines() {
+            let Ok(line) = line else { break };
+            match serde_json::from_str::<Instruction>(&line) {
+                Ok(instruction) => {
+                    if send.send(instruction).is_err() {
+                        break;
+                    }
+                }
+                // Not from a supervisor of this version: the run stops.
                 Err(_) => break,
             }
         }
+        drop(send);
         stop(&cancel, interrupted());
     });
+    receive
 }
 
 /// What an interrupted process of a run across processes says.

@@ -61,6 +61,14 @@ pub(crate) struct Args {
     /// day).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = crate::flags::seconds)]
     pub(crate) heartbeat_timeout: f64,
+    /// With `--processes`, how many times the run goes on after a worker
+    /// process is lost (killed, crashed, or silent past the heartbeat
+    /// timeout): the survivors keep the results they hold, the lost ones
+    /// are computed again as far back as needed, and the results are those
+    /// of a run without the fault. 0 stops at the first loss.
+    #[arg(long, value_name = "R", default_value_t = 2, requires = "processes",
+          value_parser = crate::flags::retries)]
+    pub(crate) retries: usize,
     /// Started by `--processes`: end when standard input closes (the
     /// supervisor has died).
     #[arg(long, hide = true)]

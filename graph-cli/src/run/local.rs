@@ -72,6 +72,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         across: None,
         peak_bytes: run.stats.peak_bytes,
         spilled_bytes: run.stats.spilled_bytes,
+        recovered: None,
     }
     .print(args.json)
 }

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 /// `{"results": [[KEY, VALUE], ...], "tasks_run": N, "peak_held": N,
 /// "seconds": S}`, across processes also `"processes"`, `"workers"`,
-/// `"cut_edges"`, `"transfer_bytes"` and `"values_sent"`, and then
-/// `"peak_bytes"` and `"spilled_bytes"`.
+/// `"cut_edges"`, `"transfer_bytes"` and `"values_sent"`, then
+/// `"peak_bytes"` and `"spilled_bytes"`, and across processes last
+/// `"attempts"`, `"lost_processes"` and `"recomputed_tasks"`.
 #[derive(Serialize)]
 pub(crate) struct RunReport<'a> {
     pub(crate) results: Vec<(&'a Key, &'a Dynamic)>,
@@ -24,6 +25,28 @@ pub(crate) struct RunReport<'a> {
     pub(crate) peak_bytes: u64,
     /// The bytes of results written to disk under `--memory-limit`.
     pub(crate) spilled_bytes: u64,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub(crate) recovered: Option<Recovered>,
+}
+
+/// What a run across processes did about lost processes: how many attempts
+/// it took, which processes it lost (by their first numbers), and how many
+/// tasks it ran again whose results were lost with them.
+#[derive(Debug, Serialize)]
+pub(crate) struct Recovered {
+    pub(crate) attempts: usize,
+    pub(crate) lost_processes: Vec<usize>,
+    pub(crate) recomputed_tasks: usize,
+}
+
+impl Default for Recovered {
+    fn default() -> Recovered {
+        Recovered {
+            attempts: 1,
+            lost_processes: Vec::new(),
+            recomputed_tasks: 0,
+        }
+    }
 }
 
 /// What a run across processes adds to the report.
@@ -53,6 +76,13 @@ impl RunReport<'_> {
                 out,
                 "{} bytes of results were spilled to disk to stay within the memory limit",
                 self.spilled_bytes
+            )?;
+        }
+        if let Some(recovered) = self.recovered.as_ref().filter(|r| r.attempts > 1) {
+            writeln!(
+                out,
+                "lost processes {:?}: went on in {} attempts, running {} tasks again",
+                recovered.lost_processes, recovered.attempts, recovered.recomputed_tasks
             )?;
         }
         match &self.across {

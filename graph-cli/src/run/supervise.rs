@@ -5,12 +5,12 @@
 //! workers die with their supervisor: each reads its standard input, a pipe
 //! the supervisor holds open, and stops when it closes.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::Arc;
+use std::process::{Child, ChildStderr, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,7 @@ use anyhow::{Context, bail};
 
 use super::across::SECRET_VARIABLE;
 use super::args::Args;
+use super::recovery::{self, Instruction, Report};
 use crate::signals::{INTERRUPTED, STOP_GRACE, on_signal};
 
 /// How long the other processes get to stop on their own once one has
@@ -58,8 +59,9 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
     .with_context(|| format!("writing {}", hostfile.display()))?;
     let busy = crate::busy::Busy::start(format!("running on {processes} processes"));
     let mut children = Vec::with_capacity(processes);
+    let (reports, reported) = mpsc::channel();
     for process in 0..processes {
-        match spawn(args, &hostfile, &secret, process) {
+        match spawn(args, &hostfile, &secret, process, reports.clone()) {
             Ok(child) => children.push(child),
             Err(err) => {
                 end(children);
@@ -67,7 +69,8 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
             }
         }
     }
-    let watched = watch(children, &stop);
+    drop(reports);
+    let watched = watch(children, &stop, args, dir.path(), &reported);
     drop(busy);
     // Removed before exiting: `exit` runs no destructor.
     drop(dir);
@@ -132,9 +135,19 @@ struct Worker {
     stderr: Option<JoinHandle<String>>,
     status: Option<ExitStatus>,
     killed_by_us: bool,
+    /// Its number in the current attempt; `None` once it is lost.
+    current: Option<usize>,
+    /// What it holds, once it has reported a loss in the current attempt.
+    reported: Option<Report>,
 }
 
-fn spawn(args: &Args, hostfile: &Path, secret: &str, process: usize) -> anyhow::Result<Worker> {
+fn spawn(
+    args: &Args,
+    hostfile: &Path,
+    secret: &str,
+    process: usize,
+    reports: mpsc::Sender<(usize, Report)>,
+) -> anyhow::Result<Worker> {
     let exe = std::env::current_exe().context("finding the taskgraph executable")?;
     let mut command = Command::new(exe);
     command
@@ -162,24 +175,18 @@ fn spawn(args: &Args, hostfile: &Path, secret: &str, process: usize) -> anyhow::
     if args.json {
         command.arg("--json");
     }
+    // Every worker may end up process 0 of the last attempt, which prints
+    // the results; the others print nothing.
     command
         .stdin(Stdio::piped())
-        .stdout(if process == 0 {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stdout(Stdio::inherit())
         .stderr(Stdio::piped());
     let mut child = command
         .spawn()
         .with_context(|| format!("starting worker process {process}"))?;
     let stdin = child.stdin.take();
-    let mut pipe = child.stderr.take().expect("stderr is piped");
-    let stderr = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = pipe.read_to_string(&mut text);
-        text
-    });
+    let pipe = child.stderr.take().expect("stderr is piped");
+    let stderr = std::thread::spawn(move || read_stderr(pipe, process, &reports));
     Ok(Worker {
         process,
         child,
@@ -187,22 +194,73 @@ fn spawn(args: &Args, hostfile: &Path, secret: &str, process: usize) -> anyhow::
         stderr: Some(stderr),
         status: None,
         killed_by_us: false,
+        current: Some(process),
+        reported: None,
     })
 }
 
+/// Reads a worker's standard error: its reports after a loss go to
+/// `reports`, its notes to this process's standard error as they come, and
+/// the rest is given back when it closes.
+fn read_stderr(
+    pipe: ChildStderr,
+    process: usize,
+    reports: &mpsc::Sender<(usize, Report)>,
+) -> String {
+    let mut text = String::new();
+    for line in BufReader::new(pipe).lines() {
+        let Ok(line) = line else { break };
+        if let Some(report) = line.strip_prefix(recovery::REPORT) {
+            if let Ok(report) = serde_json::from_str(report) {
+                let _ = reports.send((process, report));
+            }
+        } else if let Some(note) = line.strip_prefix(recovery::NOTE) {
+            let _ = writeln!(std::io::stderr(), "{note}");
+        } else {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
 /// Waits for every worker process; see [`run`]. When `stop` is raised,
-/// stops them.
-fn watch(mut workers: Vec<Worker>, stop: &AtomicBool) -> anyhow::Result<Watched> {
+/// stops them. When one is lost (killed, crashed, or silent: it does not
+/// report when the others do) and `--retries` allows, the survivors go on
+/// in a further attempt ([`Recovery`]).
+fn watch(
+    mut workers: Vec<Worker>,
+    stop: &AtomicBool,
+    args: &Args,
+    dir: &Path,
+    reports: &mpsc::Receiver<(usize, Report)>,
+) -> anyhow::Result<Watched> {
     let mut deadline: Option<Instant> = None;
+    let mut recovery = Recovery::new(args);
     loop {
         if stop.load(Ordering::SeqCst) {
             end(workers);
             return Ok(Watched::Interrupted);
         }
+        while let Ok((process, report)) = reports.try_recv() {
+            recovery.reported(&mut workers[process], report);
+        }
         for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
             worker.status = worker.child.try_wait()?;
-            if worker.status.is_some_and(|s| !s.success()) && deadline.is_none() {
+            let Some(status) = worker.status else {
+                continue;
+            };
+            if status.success() || deadline.is_some() {
+                continue;
+            }
+            if !recovery.lost(worker, status) {
                 deadline = Some(Instant::now() + GRACE);
+            }
+        }
+        if deadline.is_none() {
+            match recovery.go_on(&mut workers, dir)? {
+                Step::Wait => {}
+                Step::GiveUp => deadline = Some(Instant::now() + GRACE),
             }
         }
         if workers.iter().all(|w| w.status.is_some()) {
@@ -218,6 +276,9 @@ fn watch(mut workers: Vec<Worker>, stop: &AtomicBool) -> anyhow::Result<Watched>
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    if let Some(error) = recovery.failure {
+        bail!("{error}");
+    }
     let mut messages = Vec::new();
     for worker in &mut workers {
         let stderr = worker
@@ -227,6 +288,12 @@ fn watch(mut workers: Vec<Worker>, stop: &AtomicBool) -> anyhow::Result<Watched>
             .unwrap_or_default();
         messages.push(stderr);
     }
+    // Processes lost and gone on without are no failure.
+    let workers: Vec<&Worker> = workers
+        .iter()
+        .filter(|w| w.current.is_some() || !recovery.recovered_from(w.process))
+        .collect();
+    let messages: Vec<&String> = workers.iter().map(|w| &messages[w.process]).collect();
     // A process that died says why the others failed; else the first error.
     for worker in &workers {
         let status = worker.status.expect("every worker has ended");
@@ -270,6 +337,233 @@ fn watch(mut workers: Vec<Worker>, stop: &AtomicBool) -> anyhow::Result<Watched>
         }
     }
     Ok(Watched::Done)
+}
+
+/// What `watch` does next about lost processes.
+enum Step {
+    /// Go on watching.
+    Wait,
+    /// The run cannot go on: stop the others.
+    GiveUp,
+}
+
+/// The supervisor's side of going on after lost processes (see
+/// [`recovery`]): which workers were lost in the current attempt, and the
+/// next attempt once every survivor has reported what it holds.
+struct Recovery {
+    retries: usize,
+    /// How long survivors may take to notice a loss and report.
+    patience: Duration,
+    attempt: usize,
+    /// Workers lost in the current attempt, by their numbers in it.
+    lost_now: Vec<usize>,
+    /// Every worker lost, by its first number, and how.
+    lost_all: Vec<(usize, String)>,
+    /// When the current attempt first lost a process or had a report.
+    since: Option<Instant>,
+    /// Why the run could not go on, when it could not.
+    failure: Option<String>,
+}
+
+impl Recovery {
+    fn new(args: &Args) -> Recovery {
+        Recovery {
+            retries: args.retries,
+            patience: args.heartbeat_timeout() + GRACE,
+            attempt: 1,
+            lost_now: Vec::new(),
+            lost_all: Vec::new(),
+            since: None,
+            failure: None,
+        }
+    }
+
+    /// `worker` reports what it holds after losing another process.
+    fn reported(&mut self, worker: &mut Worker, report: Report) {
+        if worker.current.is_some() && worker.status.is_none() {
+            worker.reported = Some(report);
+            self.since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// `worker` has ended with `status`, not a success: whether the run
+    /// goes on without it. It does when the worker was lost (killed by a
+    /// signal, or crashed) and `--retries` allows one loss more; a worker
+    /// that ended with an error of its own (a task that fails fails again)
+    /// or was interrupted ends the run.
+    fn lost(&mut self, worker: &mut Worker, status: ExitStatus) -> bool {
+        let Some(current) = worker.current else {
+            return false;
+        };
+        let how = match (signal_of(status), status.code()) {
+            (Some(signal), _) if !worker.killed_by_us => format!("killed by signal {signal}"),
+            (None, Some(code)) if code != 1 && code != 2 && code != INTERRUPTED => {
+                format!("crashed with exit status {code}")
+            }
+            _ => return false,
+        };
+        if self.lost_all.len() >= self.retries {
+            if !self.lost_all.is_empty() {
+                self.failure = Some(self.too_many(worker.process, &how, worker.child.id()));
+            }
+            return false;
+        }
+        self.lose(worker, current, how);
+        true
+    }
+
+    fn lose(&mut self, worker: &mut Worker, current: usize, how: String) {
+        let how = format!(
+            "worker process {} (pid {}) was {how}",
+            worker.process,
+            worker.child.id()
+        );
+        self.lost_all.push((worker.process, how));
+        self.lost_now.push(current);
+        worker.current = None;
+        worker.reported = None;
+        self.since.get_or_insert_with(Instant::now);
+    }
+
+    /// The error of a loss past `--retries`.
+    fn too_many(&self, process: usize, how: &str, pid: u32) -> String {
+        let before: Vec<String> = self.lost_all.iter().map(|(p, _)| p.to_string()).collect();
+        format!(
+            "worker process {process} (pid {pid}) was {how} after processes {} were lost: more \
+             losses than --retries {} allows; the run was abandoned",
+            before.join(", "),
+            self.retries
+        )
+    }
+
+    /// Whether workers of `first_number` were lost and gone on without.
+    fn recovered_from(&self, process: usize) -> bool {
+        self.lost_all.iter().any(|(p, _)| *p == process)
+    }
+
+    /// Starts the next attempt once every survivor has reported; treats
+    /// those that have not reported within the patience as lost (frozen:
+    /// they are killed).
+    fn go_on(&mut self, workers: &mut [Worker], dir: &Path) -> anyhow::Result<Step> {
+        let Some(since) = self.since else {
+            return Ok(Step::Wait);
+        };
+        let alive: Vec<usize> = (0..workers.len())
+            .filter(|&w| workers[w].status.is_none() && workers[w].current.is_some())
+            .collect();
+        if alive.is_empty() {
+            let lost: Vec<String> = self.lost_all.iter().map(|(p, _)| p.to_string()).collect();
+            self.failure = Some(format!(
+                "every worker process was lost (processes {}); the run was abandoned",
+                lost.join(", ")
+            ));
+            return Ok(Step::GiveUp);
+        }
+        if alive.iter().all(|&w| workers[w].reported.is_some()) && !self.lost_now.is_empty() {
+            self.next_attempt(workers, &alive, dir)?;
+            return Ok(Step::Wait);
+        }
+        if since.elapsed() < self.patience {
+            return Ok(Step::Wait);
+        }
+        for &w in &alive {
+            let worker = &mut workers[w];
+            if worker.reported.is_some() {
+                continue;
+            }
+            if self.lost_all.len() >= self.retries {
+                self.failure = Some(self.too_many(worker.process, "silent", worker.child.id()));
+                return Ok(Step::GiveUp);
+            }
+            let _ = worker.child.kill();
+            worker.killed_by_us = true;
+            worker.status = Some(worker.child.wait()?);
+            let current = worker.current.unwrap_or_default();
+            self.lose(
+                worker,
+                current,
+                "silent while the others went on, and was stopped".into(),
+            );
+        }
+        if self.lost_now.is_empty() {
+            self.failure = Some(
+                "worker processes reported losing another that is still running; the run was \
+                 abandoned"
+                    .to_owned(),
+            );
+            return Ok(Step::GiveUp);
+        }
+        Ok(Step::Wait)
+    }
+
+    /// Tells every survivor how the next attempt goes: a fresh hostfile,
+    /// its new number, who was lost and what every survivor holds.
+    fn next_attempt(
+        &mut self,
+        workers: &mut [Worker],
+        alive: &[usize],
+        dir: &Path,
+    ) -> anyhow::Result<()> {
+        self.attempt += 1;
+        let mut survivors = alive.to_vec();
+        survivors.sort_by_key(|&w| workers[w].current);
+        let hostfile = dir.join(format!("hosts-{}", self.attempt));
+        std::fs::write(
+            &hostfile,
+            free_loopback_addresses(survivors.len())?.join("\n") + "\n",
+        )
+        .with_context(|| format!("writing {}", hostfile.display()))?;
+        let reports: Vec<(usize, Report)> = survivors
+            .iter()
+            .map(|&w| {
+                let worker = &mut workers[w];
+                (
+                    worker.current.unwrap_or_default(),
+                    worker.reported.take().unwrap_or_default(),
+                )
+            })
+            .collect();
+        let mut lost = std::mem::take(&mut self.lost_now);
+        lost.sort_unstable();
+        let mut lost_processes: Vec<usize> = self.lost_all.iter().map(|(p, _)| *p).collect();
+        lost_processes.sort_unstable();
+        for line in self
+            .lost_all
+            .iter()
+            .map(|(_, how)| how)
+            .skip(self.lost_all.len() - lost.len())
+        {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+        let going_on: Vec<String> = survivors
+            .iter()
+            .map(|&w| workers[w].process.to_string())
+            .collect();
+        let _ = writeln!(
+            std::io::stderr(),
+            "attempt {} goes on with worker processes {}",
+            self.attempt,
+            going_on.join(", ")
+        );
+        for (process, &w) in survivors.iter().enumerate() {
+            let instruction = Instruction {
+                attempt: self.attempt,
+                hostfile: hostfile.clone(),
+                process,
+                lost: lost.clone(),
+                lost_processes: lost_processes.clone(),
+                reports: reports.clone(),
+            };
+            let worker = &mut workers[w];
+            worker.current = Some(process);
+            if let Some(stdin) = worker.stdin.as_mut() {
+                // A worker gone meanwhile is seen lost on the next look.
+                let _ = writeln!(stdin, "{}", serde_json::to_string(&instruction)?);
+            }
+        }
+        self.since = None;
+        Ok(())
+    }
 }
 
 #[cfg(unix)]

@@ -64,6 +64,11 @@ pub(super) struct State<'s, V> {
     /// The tasks this worker has run, when the run keeps what it holds
     /// for a further attempt after a loss.
     ran: Option<Vec<NodeId>>,
+    /// Its results sent to other processes, when the run keeps what it
+    /// holds and has no memory limit: should a reader's process be lost,
+    /// the result is there to remake the reader's, rather than being made
+    /// again itself (and what it was made from, and so on back).
+    sent_copies: Option<Vec<(NodeId, V)>>,
 }
 
 impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
@@ -113,6 +118,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             },
             fed: 0,
             ran: shared.keep.then(Vec::new),
+            sent_copies: (shared.keep && shared.worker_memory_limit.is_none()).then(Vec::new),
         };
         if me == 0 {
             let outputs = shared.job.outputs();
@@ -364,7 +370,10 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             None => bytes >= transfer::WHOLE_MAX,
         };
         let mut encoded = Encoded::new(&value, &*runner, bytes, large);
-        self.send(node, &mut encoded, input);
+        let elsewhere = self.send(node, &mut encoded, input);
+        if elsewhere && let Some(copies) = &mut self.sent_copies {
+            copies.push((node, value.clone()));
+        }
         if self.output_slot.get(node.index()).is_some_and(|&s| s > 0) {
             let slot = self.output_slot[node.index()] as usize - 1;
             self.outputs[slot] = Some(value.clone());
@@ -429,8 +438,10 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     }
 
     /// Sends `node`'s result once to every other worker with a task that
-    /// reads it, counting the cut edges.
-    fn send(&mut self, node: NodeId, value: &mut Encoded<'_, V>, input: &mut Outbox<V>) {
+    /// reads it, counting the cut edges; whether it went to another process.
+    fn send(&mut self, node: NodeId, value: &mut Encoded<'_, V>, input: &mut Outbox<V>) -> bool {
+        let threads = self.shared.mine.len().max(1) as u32;
+        let mut elsewhere = false;
         let placement = self.shared.job.placement();
         let size = self.shared.graph.task(node).size.unwrap_or(1);
         let stamp = node.index() as u32 + 1;
@@ -445,9 +456,11 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             if self.sent_to[to as usize] != stamp {
                 self.sent_to[to as usize] = stamp;
                 self.stats.values_sent += 1;
+                elsewhere |= to / threads != self.me / threads;
                 self.deliver(node, to, false, value, input);
             }
         }
+        elsewhere
     }
 
     /// Sends `node`'s result to worker `to`, for its tasks or (with
@@ -543,6 +556,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
                 held.push((*node, value.clone()));
             }
         }
+        held.extend(self.sent_copies.iter().flatten().cloned());
         Leftovers {
             finished: self.ran.clone().unwrap_or_default(),
             held,

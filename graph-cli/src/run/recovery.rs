@@ -1,0 +1,48 @@
+//! What the supervisor of `taskgraph run --processes N` and its worker
+//! processes say to each other when a process is lost, so that the run goes
+//! on among the survivors.
+//!
+//! A worker whose run loses another process keeps what it holds and says
+//! so on its standard error, in one [`Report`] line: the tasks it ran and
+//! the results it holds. The supervisor waits for a report from every
+//! process still alive, numbers the survivors afresh, and answers each on
+//! its standard input with one [`Instruction`] line: where the next attempt
+//! listens, the process's new number, which processes were lost, and every
+//! survivor's report. Each survivor then makes the same recovery plan and
+//! joins the next attempt. A worker also sends [`NOTE`] lines, which the
+//! supervisor shows on its own standard error as they come.
+
+use serde::{Deserialize, Serialize};
+
+/// How a report line starts.
+pub(crate) const REPORT: &str = "\u{1}taskgraph-report ";
+/// How a line the supervisor shows as it comes starts.
+pub(crate) const NOTE: &str = "\u{1}taskgraph-note ";
+
+/// What a worker process holds after a loss, by node number.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Report {
+    /// The tasks it ran.
+    pub(crate) finished: Vec<u32>,
+    /// The results it holds.
+    pub(crate) held: Vec<u32>,
+}
+
+/// What the supervisor tells a surviving worker process: how the next
+/// attempt goes.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Instruction {
+    /// The attempt's number, from 1 (the first run).
+    pub(crate) attempt: usize,
+    /// The hostfile of the attempt: one address per survivor.
+    pub(crate) hostfile: std::path::PathBuf,
+    /// This process's number in the attempt.
+    pub(crate) process: usize,
+    /// The processes lost, by their numbers in the attempt that lost them.
+    pub(crate) lost: Vec<usize>,
+    /// Every process lost since the run began, by its first number.
+    pub(crate) lost_processes: Vec<usize>,
+    /// Each survivor's report, by its number in the attempt that lost a
+    /// process.
+    pub(crate) reports: Vec<(usize, Report)>,
+}
