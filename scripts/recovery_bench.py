@@ -1,0 +1,121 @@
+"""A run across processes that loses one, against the same run without the
+fault: `taskgraph run FILE --processes 4 --json` on a 10^5-task random graph
+and a shuffle, worker process 1 killed (SIGKILL) halfway through the
+fault-free run's time once every process is connected. Linux only (reads
+/proc for the worker processes and their sockets).
+
+    python3 scripts/recovery_bench.py --taskgraph target/release/taskgraph [--repeat 3]
+
+Prints, per graph: the fault-free median time, the median time with the
+fault and their ratio, the tasks the attempt after the loss ran and
+recomputed (`recomputed_tasks`), and the lost process's share of the graph
+(a quarter of the tasks): killed halfway, it had completed about half of
+that, which `recomputed_tasks` is compared with. Every run's results are
+checked equal to the fault-free run's.
+"""
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PROCESSES = 4
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def sockets(pid):
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    count = 0
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                count += 1
+        except OSError:
+            pass
+    return count
+
+
+def run(taskgraph, graph, kill_after=None):
+    """One run; with ``kill_after`` (seconds after every worker has
+    connected), worker process 1 is killed then. Returns the wall time, the
+    JSON report and the time from start to connected."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [taskgraph, "run", graph, "--json", "--processes", str(PROCESSES)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    workers = []
+    while len(workers) < PROCESSES and proc.poll() is None:
+        workers = children(proc.pid)
+        time.sleep(0.001)
+    connected_at = None
+    wanted = 1 + 2 * (PROCESSES - 1)
+    while proc.poll() is None and not all(sockets(w) >= wanted for w in workers):
+        time.sleep(0.001)
+    connected_at = time.perf_counter() - started
+    if kill_after is not None and proc.poll() is None:
+        time.sleep(kill_after)
+        os.kill(workers[1], signal.SIGKILL)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit(f"taskgraph failed ({proc.returncode}): {err}")
+    return wall, json.loads(out), connected_at
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--taskgraph", default="target/release/taskgraph")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="recovery-bench-")
+    rows = []
+    for shape in ["random", "shuffle"]:
+        graph = os.path.join(work, f"{shape}.json")
+        subprocess.run(
+            [args.taskgraph, "generate", shape, "--tasks", "100000", "-o", graph], check=True, capture_output=True
+        )
+        clean = [run(args.taskgraph, graph) for _ in range(args.repeat)]
+        t_clean = statistics.median(r[0] for r in clean)
+        connect = statistics.median(r[2] for r in clean)
+        expected = clean[0][1]["results"]
+        tasks = clean[0][1]["tasks_run"]
+        half = max((t_clean - connect) / 2, 0.0)
+        faulty = [run(args.taskgraph, graph, kill_after=half) for _ in range(args.repeat)]
+        for _, report, _ in faulty:
+            assert report["results"] == expected, "the results differ from the fault-free run's"
+            assert report["attempts"] == 2 and report["lost_processes"] == [1], report
+        t_fault = statistics.median(r[0] for r in faulty)
+        recomputed = statistics.median(r[1]["recomputed_tasks"] for r in faulty)
+        attempt_tasks = statistics.median(r[1]["tasks_run"] for r in faulty)
+        lost_share = tasks / PROCESSES
+        rows.append((shape, tasks, t_clean, t_fault, attempt_tasks, recomputed, lost_share))
+    print(f"{PROCESSES} processes, worker process 1 killed halfway; median of {args.repeat}")
+    print("| graph | tasks | fault-free | with the loss | ratio | attempt ran | recomputed | lost process's share / 2 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for shape, tasks, t_clean, t_fault, attempt_tasks, recomputed, share in rows:
+        print(
+            f"| {shape} | {tasks} | {t_clean:.2f} s | {t_fault:.2f} s | {t_fault / t_clean:.2f}x "
+            f"| {attempt_tasks:.0f} | {recomputed:.0f} | {share / 2:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
