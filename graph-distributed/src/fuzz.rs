@@ -1,5 +1,6 @@
-//! The checker behind the `distributed_equals_sequential` fuzz target, so
-//! that the target is a short shim and `cargo test` can replay its inputs.
+//! The checkers behind the `distributed_equals_sequential` and
+//! `distributed_recovery` fuzz targets, so that the targets are short
+//! shims and `cargo test` can replay their inputs.
 
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 use graph_exec::TaskFailure;
 
-use crate::{Cluster, Error, Job, Runner, run};
+use crate::{Attempt, Cluster, Error, Holdings, Job, Runner, plan_recovery, run, run_attempt};
 
 /// `distributed_equals_sequential`: on `workers` (1 to 4) workers of one
 /// process, under a placement, priorities and requested nodes drawn from
@@ -171,4 +172,116 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// `distributed_recovery`: a run of `graph` over 2 to 4 processes of
+/// one or two workers (drawn from `seed`, with the placement, the requested
+/// nodes, how far the run got and which processes are lost) is cut short;
+/// what each process holds then is what the runtime keeps (a result with
+/// its producer while a reader there or an output needs it, with each
+/// reader's process until its readers there ran, and, as without a memory
+/// limit, with its producer once sent to another process). The recovery
+/// plan then runs no task whose result a survivor holds, every task it runs
+/// is needed, and the attempt on the survivors, fed their results, gives
+/// every requested node the sequential fold's value and runs exactly the
+/// plan's tasks.
+pub fn recovery_equals_sequential(graph: &TaskGraph, processes: usize, seed: u64) {
+    let Ok(topology) = graph.topology() else {
+        return;
+    };
+    let n = graph.len();
+    if n == 0 {
+        return;
+    }
+    let processes = processes.clamp(2, 4);
+    let mut state = seed;
+    let mut draw = move |bound: usize| (splitmix(&mut state) % bound as u64) as usize;
+    let threads = 1 + draw(2);
+    let workers = processes * threads;
+    let placement: Vec<u32> = (0..n).map(|_| draw(workers) as u32).collect();
+    let outputs: Vec<NodeId> = topology
+        .node_ids()
+        .filter(|&node| topology.dependents(node).is_empty() || draw(4) == 0)
+        .collect();
+    let job = Job::new(outputs.iter().copied(), placement.clone());
+    let process_of = |node: NodeId| placement[node.index()] as usize / threads;
+
+    // The run gets through its first `ran` tasks in a topological order.
+    let order = topology.topological_order();
+    let ran = draw(n + 1);
+    let mut done = vec![false; n];
+    for node in &order[..ran] {
+        done[node.index()] = true;
+    }
+    let mut held = Holdings::new(n);
+    for &node in &order[..ran] {
+        held.finished(node);
+        let producer = process_of(node);
+        if outputs.contains(&node) {
+            held.hold(node, producer as u32);
+        }
+        for &reader in topology.dependents(node) {
+            let at = process_of(reader);
+            if at != producer {
+                held.hold(node, producer as u32);
+            }
+            if !done[reader.index()] {
+                held.hold(node, at as u32);
+            }
+        }
+    }
+    let mut lost: Vec<usize> = (0..processes).filter(|_| draw(2) == 0).collect();
+    if lost.is_empty() {
+        lost.push(draw(processes));
+    }
+    if lost.len() == processes {
+        lost.pop();
+    }
+    let alive: Vec<bool> = (0..processes).map(|p| !lost.contains(&p)).collect();
+    let plan = plan_recovery(graph, &job, processes, threads, &lost, &held, None)
+        .expect("a plan for a valid job and at least one survivor");
+    let survives = |node: NodeId| held.holders(node).iter().any(|&p| alive[p as usize]);
+    let needed = topology
+        .needed_by(&outputs)
+        .expect("the outputs are nodes of the graph");
+    for &node in &plan.run {
+        assert!(
+            !survives(node),
+            "{node:?} runs although a survivor holds it"
+        );
+        assert!(
+            needed[node.index()],
+            "{node:?} runs although nothing needs it"
+        );
+    }
+
+    let expected = fold(topology);
+    let attempt_job = Job::new(outputs.iter().copied(), plan.attempt_placement(threads));
+    let fed: Vec<(NodeId, u64)> = plan
+        .fetch
+        .iter()
+        .map(|&(node, _)| (node, expected[node.index()]))
+        .collect();
+    let outcome = run_attempt(
+        Arc::new(graph.clone()),
+        attempt_job,
+        &Cluster::local(plan.survivors.len() * threads),
+        move |graph, _| {
+            Ok(Box::new(Fold {
+                topology: graph.topology()?,
+                failing: None,
+                large: vec![false; graph.len()],
+            }))
+        },
+        Attempt::new(&plan, fed),
+    )
+    .expect("the attempt succeeds")
+    .expect("one process is process 0");
+    let want: Vec<(NodeId, u64)> = outputs.iter().map(|&o| (o, expected[o.index()])).collect();
+    assert_eq!(outcome.values, want, "the requested values");
+    assert_eq!(
+        outcome.tasks_run(),
+        plan.run.len(),
+        "the plan's tasks run, once each"
+    );
 }
