@@ -5,60 +5,15 @@
 //! sequential oracle, and the attempt's outputs must equal the oracle's
 //! while the runner sees exactly the tasks of the plan.
 
+mod recovery_common;
+
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use graph_core::generate::{Rng, Shape};
-use graph_core::{Dag, NodeId, TaskGraph, Topology};
-use graph_distributed::{
-    Attempt, Cluster, Error, Holdings, Job, Runner, RunnerError, plan_recovery, run_attempt,
-};
-use graph_exec::TaskFailure;
-
-/// A task's value: a mix of its node and its inputs', so that a wrong or
-/// missing input shows.
-struct Mix<'g> {
-    topology: &'g Topology,
-    ran: Arc<Mutex<Vec<NodeId>>>,
-}
-
-fn mix(node: NodeId, inputs: impl Iterator<Item = u64>) -> u64 {
-    inputs.fold(node.as_u32() as u64 * 0x9e37_79b9 + 1, |acc, x| {
-        acc.rotate_left(7) ^ x.wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-impl Runner for Mix<'_> {
-    type Value = u64;
-
-    fn run(
-        &mut self,
-        node: NodeId,
-        input: &mut dyn FnMut(NodeId) -> Option<u64>,
-    ) -> Result<u64, TaskFailure> {
-        self.ran.lock().unwrap().push(node);
-        let inputs: Vec<u64> = self
-            .topology
-            .dependencies(node)
-            .iter()
-            .map(|&dep| input(dep).expect("every input is there"))
-            .collect();
-        Ok(mix(node, inputs.into_iter()))
-    }
-}
-
-/// Every task's value, in topological order.
-fn oracle(graph: &TaskGraph) -> Vec<u64> {
-    let topology = graph.topology().unwrap();
-    let mut values = vec![0; graph.len()];
-    for &node in topology.topological_order() {
-        let inputs = topology
-            .dependencies(node)
-            .iter()
-            .map(|d| values[d.index()]);
-        values[node.index()] = mix(node, inputs);
-    }
-    values
-}
+use graph_core::{NodeId, TaskGraph};
+use graph_distributed::{Attempt, Cluster, Error, Holdings, Job, plan_recovery, run_attempt};
+use recovery_common::{Mix, oracle, quick};
 
 /// As `recovery.rs`: what each process holds after the first `ran` tasks.
 fn holdings_after(graph: &TaskGraph, job: &Job, threads: usize, ran: usize) -> Holdings {
@@ -121,6 +76,7 @@ fn attempts_give_the_fault_free_results_running_only_the_plan() {
                     Ok(Box::new(Mix {
                         topology: graph.topology()?,
                         ran: Arc::clone(&seen),
+                        nap: Duration::ZERO,
                     }))
                 },
                 Attempt::new(&plan, fed),
@@ -148,16 +104,6 @@ fn attempts_give_the_fault_free_results_running_only_the_plan() {
     }
 }
 
-fn make(
-    graph: &TaskGraph,
-    _worker: usize,
-) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
-    Ok(Box::new(Mix {
-        topology: graph.topology()?,
-        ran: Arc::default(),
-    }))
-}
-
 #[test]
 fn an_attempt_refuses_results_it_does_not_fetch_and_misses_none() {
     let graph = Arc::new(graph_core::generate::chain(3));
@@ -172,7 +118,7 @@ fn an_attempt_refuses_results_it_does_not_fetch_and_misses_none() {
         Arc::clone(&graph),
         attempt(),
         &Cluster::local(2),
-        make,
+        quick,
         Attempt::new(&plan, vec![]),
     )
     .unwrap_err();
@@ -182,7 +128,7 @@ fn an_attempt_refuses_results_it_does_not_fetch_and_misses_none() {
         Arc::clone(&graph),
         attempt(),
         &Cluster::local(2),
-        make,
+        quick,
         Attempt::new(&plan, vec![(b, 1), (a, 1)]),
     )
     .unwrap_err();

@@ -6,6 +6,7 @@
 //! running only the plan's tasks.
 
 mod common;
+mod recovery_common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,26 +15,21 @@ use std::time::Duration;
 
 use common::{loopback, member};
 use graph_core::generate::{self, Rng};
-use graph_core::{Dag, NodeId, TaskGraph, Topology};
+use graph_core::{NodeId, TaskGraph};
 use graph_distributed::{
     Attempt, CancelHandle, Error, Holdings, Job, Runner, RunnerError, plan_recovery, run_attempt,
     run_keeping,
 };
 use graph_exec::TaskFailure;
-
-/// A task's value mixes its node and its inputs'; each task takes 2 ms.
-struct Mix<'g>(&'g Topology);
+use recovery_common::{Mix, oracle};
 
 /// Tasks run so far, by every process of the test.
 static RAN: AtomicUsize = AtomicUsize::new(0);
 
-fn mix(node: NodeId, inputs: impl Iterator<Item = u64>) -> u64 {
-    inputs.fold(node.as_u32() as u64 * 0x9e37_79b9 + 1, |acc, x| {
-        acc.rotate_left(7) ^ x.wrapping_mul(0x100_0000_01b3)
-    })
-}
+/// Each task sleeps 2 ms, and counts itself in `RAN`.
+struct Counted<'g>(Mix<'g>);
 
-impl Runner for Mix<'_> {
+impl Runner for Counted<'_> {
     type Value = u64;
 
     fn run(
@@ -41,15 +37,9 @@ impl Runner for Mix<'_> {
         node: NodeId,
         input: &mut dyn FnMut(NodeId) -> Option<u64>,
     ) -> Result<u64, TaskFailure> {
-        thread::sleep(Duration::from_millis(2));
+        let value = self.0.run(node, input);
         RAN.fetch_add(1, Ordering::SeqCst);
-        let inputs: Vec<u64> = self
-            .0
-            .dependencies(node)
-            .iter()
-            .map(|&dep| input(dep).expect("every input is there"))
-            .collect();
-        Ok(mix(node, inputs.into_iter()))
+        value
     }
 }
 
@@ -57,20 +47,11 @@ fn make(
     graph: &TaskGraph,
     _worker: usize,
 ) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
-    Ok(Box::new(Mix(graph.topology()?)))
-}
-
-fn oracle(graph: &TaskGraph) -> Vec<u64> {
-    let topology = graph.topology().unwrap();
-    let mut values = vec![0; graph.len()];
-    for &node in topology.topological_order() {
-        let inputs = topology
-            .dependencies(node)
-            .iter()
-            .map(|d| values[d.index()]);
-        values[node.index()] = mix(node, inputs);
-    }
-    values
+    Ok(Box::new(Counted(Mix {
+        topology: graph.topology()?,
+        ran: Arc::default(),
+        nap: Duration::from_millis(2),
+    })))
 }
 
 #[test]
