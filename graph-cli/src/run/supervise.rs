@@ -208,8 +208,13 @@ fn read_stderr(
     reports: &mpsc::Sender<(usize, Report)>,
 ) -> String {
     let mut text = String::new();
-    for line in BufReader::new(pipe).lines() {
-        let Ok(line) = line else { break };
+    let mut reader = BufReader::new(pipe);
+    let mut bytes = Vec::new();
+    // Read to the end whatever comes (text that is not UTF-8 included), so
+    // that the worker never waits on a full pipe.
+    while matches!(reader.read_until(b'\n', &mut bytes), Ok(read) if read > 0) {
+        let line = String::from_utf8_lossy(&bytes);
+        let line = line.trim_end_matches('\n');
         if let Some(report) = line.strip_prefix(recovery::REPORT) {
             if let Ok(report) = serde_json::from_str(report) {
                 let _ = reports.send((process, report));
@@ -217,9 +222,10 @@ fn read_stderr(
         } else if let Some(note) = line.strip_prefix(recovery::NOTE) {
             let _ = writeln!(std::io::stderr(), "{note}");
         } else {
-            text.push_str(&line);
+            text.push_str(line);
             text.push('\n');
         }
+        bytes.clear();
     }
     text
 }
