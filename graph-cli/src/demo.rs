@@ -91,7 +91,141 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     picture_step(&mut out, &graph)?;
     writeln!(out)?;
     parallel_step(&mut out)?;
+    writeln!(out)?;
+    recovery_step(&mut out)?;
     Ok(())
+}
+
+/// A tree reduction of sleeping tasks run across 3 worker processes, one of
+/// which is killed midway: the run goes on among the other two and gives
+/// the results of the local run (Linux: the worker processes are found in
+/// `/proc`).
+fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
+    const LEAVES: usize = 64;
+    writeln!(
+        out,
+        "Lose a process: a tree of {} tasks that each sleep 20 ms, across 3 worker processes, \
+         worker process 1 killed (SIGKILL) midway:",
+        2 * LEAVES - 1
+    )?;
+    if !Path::new("/proc/self/task").exists() {
+        writeln!(
+            out,
+            "  (skipped: finding the worker processes needs Linux's /proc)"
+        )?;
+        return Ok(());
+    }
+    let mut graph = TaskGraph::with_capacity(2 * LEAVES);
+    for leaf in 0..LEAVES as i64 {
+        graph.insert(
+            ("sum", 0, leaf),
+            Term::call("sleep", [Term::lit(leaf), Term::lit(0.02)]),
+        )?;
+    }
+    let (mut level, mut width) = (0_i64, LEAVES as i64);
+    // Each level adds pairs of the one below.
+    while width > 1 {
+        for j in 0..width / 2 {
+            let pair = Term::call(
+                "add",
+                [
+                    Term::key(("sum", level, 2 * j)),
+                    Term::key(("sum", level, 2 * j + 1)),
+                ],
+            );
+            graph.insert(
+                ("sum", level + 1, j),
+                Term::call("sleep", [pair, Term::lit(0.02)]),
+            )?;
+        }
+        level += 1;
+        width /= 2;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("taskgraph-demo-")
+        .tempdir()
+        .context("making a private temporary directory")?;
+    let file = dir.path().join("tree.json");
+    graph_core::json::write_path(&graph, &file)?;
+    let exe = std::env::current_exe().context("finding the taskgraph executable")?;
+    let supervisor = Command::new(exe)
+        .arg("run")
+        .arg(&file)
+        .args(["--processes", "3", "--json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting taskgraph run --processes 3")?;
+    let workers = workers_of(supervisor.id(), 3);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    if let Some(&victim) = workers.get(1) {
+        let _ = Command::new("kill")
+            .args(["-9", &victim.to_string()])
+            .status();
+    }
+    let run = supervisor
+        .wait_with_output()
+        .context("waiting for taskgraph run --processes 3")?;
+    if !run.status.success() {
+        bail!("{}", String::from_utf8_lossy(&run.stderr).trim());
+    }
+    for line in String::from_utf8_lossy(&run.stderr).lines() {
+        writeln!(out, "  {line}")?;
+    }
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout)?;
+    // The root sums the leaves 0..LEAVES.
+    let expected = (LEAVES * (LEAVES - 1) / 2).to_string();
+    let got = report["results"][0][1].to_string();
+    writeln!(
+        out,
+        "  the root = {got} ({}); {} attempts, the second running {} of the {} tasks, lost processes {}",
+        if got == expected {
+            "the sum of the leaves, as without the fault"
+        } else {
+            "NOT the sum of the leaves"
+        },
+        report["attempts"],
+        report["tasks_run"],
+        graph.len(),
+        report["lost_processes"],
+    )?;
+    Ok(())
+}
+
+/// The `count` child processes of `parent`, once they have all started and
+/// connected to each other (a listener, and a data and a heartbeat
+/// connection to each other), as far as `/proc` tells; in the order they
+/// started.
+fn workers_of(parent: u32, count: usize) -> Vec<u32> {
+    let started = std::time::Instant::now();
+    let children = |pid: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    let sockets = |pid: u32| -> usize {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+                })
+                .count()
+        })
+    };
+    loop {
+        let workers = children(parent);
+        let connected =
+            workers.len() == count && workers.iter().all(|&w| sockets(w) > 2 * (count - 1));
+        if connected || started.elapsed() > std::time::Duration::from_secs(20) {
+            return workers;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// The stage plans of the word-count graph and of BNDL's example of a

@@ -1,7 +1,7 @@
 //! `taskgraph demo` runs on its built-in graph and tells the whole story:
 //! the graph, optimization, rewriting, order, placement, run (on all cores
-//! and across two processes), picture, and tasks that take time on one
-//! thread and on four.
+//! and across two processes), picture, tasks that take time on one thread
+//! and on four, and a run that loses a process.
 
 mod common;
 
@@ -24,6 +24,8 @@ fn demo_tells_the_whole_story() {
         "Tasks that take time: 8 chains of 25 tasks",
         "  4 threads: ",
         "  the same results",
+        "Lose a process: ",
+        "the sum of the leaves, as without the fault",
     ] {
         assert!(
             run.stdout.contains(part),

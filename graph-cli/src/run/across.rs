@@ -144,7 +144,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             .collect();
         if instruction.process == 0 {
             let note = format!(
-                "attempt {}: {} tasks to run, {} of them run before (their results were lost, or are needed again to remake lost ones), {} results taken from the survivors",
+                "attempt {}: {} tasks to run ({} of them known to have run before), {} results taken from the survivors",
                 instruction.attempt,
                 plan.run.len(),
                 plan.recomputed,

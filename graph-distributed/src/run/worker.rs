@@ -61,8 +61,8 @@ pub(super) struct State<'s, V> {
     stats: WorkerStats,
     /// How many results are fed into this worker (an attempt after a loss).
     fed: usize,
-    /// The tasks this worker has run, when the run keeps what it holds
-    /// for a further attempt after a loss.
+    /// The tasks this worker has run or received the results of, when the
+    /// run keeps what it holds for a further attempt after a loss.
     ran: Option<Vec<NodeId>>,
     /// Its results sent to other processes, when the run keeps what it
     /// holds and has no memory limit: should a reader's process be lost,
@@ -202,6 +202,11 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         input: &mut Outbox<V>,
     ) {
         let bytes = runner.map_or(0, |runner| runner.bytes(node, &value));
+        // Another worker ran it: after a loss, that says it ran, should
+        // that worker's process be the one lost.
+        if let Some(seen) = &mut self.ran {
+            seen.push(node);
+        }
         if self.scheduler.reads(node) {
             self.store.put(node, value);
         }
