@@ -68,6 +68,7 @@ pub struct Cluster {
     heartbeat_timeout: Duration,
     auth: Auth,
     cancel: Option<CancelHandle>,
+    progress: Option<crate::Progress>,
 }
 
 /// How the processes of a cluster know each other.
@@ -104,6 +105,7 @@ impl Cluster {
             heartbeat_timeout: HEARTBEAT_TIMEOUT,
             auth: Auth::Unset,
             cancel: None,
+            progress: None,
         }
     }
 
@@ -249,6 +251,18 @@ impl Cluster {
     pub fn with_cancel(mut self, cancel: CancelHandle) -> Cluster {
         self.cancel = Some(cancel);
         self
+    }
+
+    /// Records in `progress` every task this process's workers run, as
+    /// they finish (a supervisor's view of the run: see [`Progress`](crate::Progress)).
+    pub fn with_progress(mut self, progress: crate::Progress) -> Cluster {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Where this process records the tasks it runs, if anywhere.
+    pub(crate) fn progress(&self) -> Option<&crate::Progress> {
+        self.progress.as_ref()
     }
 
     /// How many processes run.

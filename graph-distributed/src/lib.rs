@@ -50,6 +50,7 @@ mod heartbeat;
 mod job;
 mod message;
 mod prepared;
+mod progress;
 mod recovery;
 mod run;
 mod runner;
@@ -61,6 +62,7 @@ pub use frames::MAX_FRAME;
 pub use graph_exec::CancelHandle;
 pub use job::Job;
 pub use prepared::PreparedGraph;
+pub use progress::Progress;
 pub use recovery::{Holdings, Recovery, plan_recovery};
 pub use run::{
     Attempt, Leftovers, MakeRunner, Outcome, RunnerError, Stopped, WorkerStats, run, run_attempt,

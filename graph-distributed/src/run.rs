@@ -499,6 +499,7 @@ where
         ended: (Mutex::new(0), Condvar::new()),
         monitor,
         cancel: cluster.cancel().cloned(),
+        progress: cluster.progress().cloned(),
     });
     let guards = {
         let shared = Arc::clone(&shared);
@@ -632,6 +633,8 @@ struct Shared<V> {
     /// The heartbeats of a run across processes.
     monitor: Option<Monitor>,
     cancel: Option<CancelHandle>,
+    /// Where the tasks run are recorded as they finish, if anywhere.
+    progress: Option<crate::Progress>,
 }
 
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;

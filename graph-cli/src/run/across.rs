@@ -41,7 +41,19 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
     }
     let instructions = args.supervised.then(|| watch_supervisor(cancel.clone()));
     let threads = args.threads.max(1);
-    let mut cluster = join(args, hostfile, process, threads, &cancel)?;
+    let progress = args.supervised.then(|| {
+        let progress = graph_distributed::Progress::new();
+        report_progress(progress.clone());
+        progress
+    });
+    let join = |hostfile: &Path, process: usize| -> anyhow::Result<Cluster> {
+        let cluster = member(args, hostfile, process, threads, &cancel)?;
+        Ok(match &progress {
+            Some(progress) => cluster.with_progress(progress.clone()),
+            None => cluster,
+        })
+    };
+    let mut cluster = join(hostfile, process)?;
     let graph = Arc::new(crate::graph_file::read(&args.file)?);
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
     let outputs: Vec<NodeId> = keys
@@ -157,13 +169,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         recovered.recomputed_tasks += plan.recomputed;
         job = job_with(plan.attempt_placement(threads));
         attempt = Some(Attempt::new(&plan, fed));
-        cluster = join(
-            args,
-            &instruction.hostfile,
-            instruction.process,
-            threads,
-            &cancel,
-        )?;
+        cluster = join(&instruction.hostfile, instruction.process)?;
     };
     let seconds = started.elapsed().as_secs_f64();
     let Some(outcome) = outcome else {
@@ -213,7 +219,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
 
 /// Process `process` of the run that `hostfile` lists, with this run's
 /// timeouts, cancel handle and secret.
-fn join(
+fn member(
     args: &Args,
     hostfile: &Path,
     process: usize,
@@ -225,6 +231,26 @@ fn join(
         .with_heartbeat_timeout(args.heartbeat_timeout())
         .with_cancel(cancel.clone());
     secure(cluster, args)
+}
+
+/// Says on standard error, every [`recovery::PROGRESS_EVERY`], which tasks
+/// this process has run since it last said, for its supervisor.
+fn report_progress(progress: graph_distributed::Progress) {
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(recovery::PROGRESS_EVERY);
+            let ran: Vec<u32> = progress.take().iter().map(|n| n.as_u32()).collect();
+            if ran.is_empty() {
+                continue;
+            }
+            let Ok(line) = serde_json::to_string(&ran) else {
+                continue;
+            };
+            if writeln!(std::io::stderr(), "{}{line}", recovery::PROGRESS).is_err() {
+                break;
+            }
+        }
+    });
 }
 
 /// The runner of every worker: graph-exec's compiled tasks over the

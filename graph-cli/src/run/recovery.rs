@@ -10,7 +10,9 @@
 //! listens, the process's new number, which processes were lost, and every
 //! survivor's report. Each survivor then makes the same recovery plan and
 //! joins the next attempt. A worker also sends [`NOTE`] lines, which the
-//! supervisor shows on its own standard error as they come.
+//! supervisor shows on its own standard error as they come, and every
+//! [`PROGRESS_EVERY`] a [`PROGRESS`] line of the tasks it has run, from
+//! which the supervisor tells the survivors what a lost process had done.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +20,13 @@ use serde::{Deserialize, Serialize};
 pub(crate) const REPORT: &str = "\u{1}taskgraph-report ";
 /// How a line the supervisor shows as it comes starts.
 pub(crate) const NOTE: &str = "\u{1}taskgraph-note ";
+/// How a line starts that lists tasks a worker process has run since its
+/// last such line (a JSON array of node numbers), so that the supervisor
+/// knows what a process had done should it be lost.
+pub(crate) const PROGRESS: &str = "\u{1}taskgraph-progress ";
+
+/// How often a worker process says what it has run.
+pub(crate) const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// What a worker process holds after a loss, by node number.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -43,6 +52,6 @@ pub(crate) struct Instruction {
     /// Every process lost since the run began, by its first number.
     pub(crate) lost_processes: Vec<usize>,
     /// Each survivor's report, by its number in the attempt that lost a
-    /// process.
+    /// process; and for each lost process, the tasks it said it had run.
     pub(crate) reports: Vec<(usize, Report)>,
 }

@@ -139,6 +139,8 @@ struct Worker {
     current: Option<usize>,
     /// What it holds, once it has reported a loss in the current attempt.
     reported: Option<Report>,
+    /// The tasks it has said it ran.
+    ran: Vec<u32>,
 }
 
 fn spawn(
@@ -146,7 +148,7 @@ fn spawn(
     hostfile: &Path,
     secret: &str,
     process: usize,
-    reports: mpsc::Sender<(usize, Report)>,
+    reports: mpsc::Sender<(usize, Heard)>,
 ) -> anyhow::Result<Worker> {
     let exe = std::env::current_exe().context("finding the taskgraph executable")?;
     let mut command = Command::new(exe);
@@ -196,7 +198,16 @@ fn spawn(
         killed_by_us: false,
         current: Some(process),
         reported: None,
+        ran: Vec::new(),
     })
+}
+
+/// What a worker says to its supervisor on its standard error.
+enum Heard {
+    /// What it holds after a loss.
+    Report(Report),
+    /// Tasks it has run since it last said.
+    Ran(Vec<u32>),
 }
 
 /// Reads a worker's standard error: its reports after a loss go to
@@ -205,7 +216,7 @@ fn spawn(
 fn read_stderr(
     pipe: ChildStderr,
     process: usize,
-    reports: &mpsc::Sender<(usize, Report)>,
+    reports: &mpsc::Sender<(usize, Heard)>,
 ) -> String {
     let mut text = String::new();
     let mut reader = BufReader::new(pipe);
@@ -217,7 +228,11 @@ fn read_stderr(
         let line = line.trim_end_matches('\n');
         if let Some(report) = line.strip_prefix(recovery::REPORT) {
             if let Ok(report) = serde_json::from_str(report) {
-                let _ = reports.send((process, report));
+                let _ = reports.send((process, Heard::Report(report)));
+            }
+        } else if let Some(ran) = line.strip_prefix(recovery::PROGRESS) {
+            if let Ok(ran) = serde_json::from_str(ran) {
+                let _ = reports.send((process, Heard::Ran(ran)));
             }
         } else if let Some(note) = line.strip_prefix(recovery::NOTE) {
             let _ = writeln!(std::io::stderr(), "{note}");
@@ -239,7 +254,7 @@ fn watch(
     stop: &AtomicBool,
     args: &Args,
     dir: &Path,
-    reports: &mpsc::Receiver<(usize, Report)>,
+    reports: &mpsc::Receiver<(usize, Heard)>,
 ) -> anyhow::Result<Watched> {
     let mut deadline: Option<Instant> = None;
     let mut recovery = Recovery::new(args);
@@ -248,9 +263,7 @@ fn watch(
             end(workers);
             return Ok(Watched::Interrupted);
         }
-        while let Ok((process, report)) = reports.try_recv() {
-            recovery.reported(&mut workers[process], report);
-        }
+        listen(reports, &mut workers, &mut recovery);
         for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
             worker.status = worker.child.try_wait()?;
             let Some(status) = worker.status else {
@@ -264,7 +277,7 @@ fn watch(
             }
         }
         if deadline.is_none() {
-            match recovery.go_on(&mut workers, dir)? {
+            match recovery.go_on(&mut workers, dir, reports)? {
                 Step::Wait => {}
                 Step::GiveUp => deadline = Some(Instant::now() + GRACE),
             }
@@ -345,6 +358,16 @@ fn watch(
     Ok(Watched::Done)
 }
 
+/// Takes in what the workers have said.
+fn listen(heard: &mpsc::Receiver<(usize, Heard)>, workers: &mut [Worker], recovery: &mut Recovery) {
+    while let Ok((process, said)) = heard.try_recv() {
+        match said {
+            Heard::Report(report) => recovery.reported(&mut workers[process], report),
+            Heard::Ran(ran) => workers[process].ran.extend(ran),
+        }
+    }
+}
+
 /// What `watch` does next about lost processes.
 enum Step {
     /// Go on watching.
@@ -361,8 +384,9 @@ struct Recovery {
     /// How long survivors may take to notice a loss and report.
     patience: Duration,
     attempt: usize,
-    /// Workers lost in the current attempt, by their numbers in it.
-    lost_now: Vec<usize>,
+    /// Workers lost in the current attempt: their numbers in it, and their
+    /// first numbers.
+    lost_now: Vec<(usize, usize)>,
     /// Every worker lost, by its first number, and how.
     lost_all: Vec<(usize, String)>,
     /// When the current attempt first lost a process or had a report.
@@ -425,7 +449,7 @@ impl Recovery {
             worker.child.id()
         );
         self.lost_all.push((worker.process, how));
-        self.lost_now.push(current);
+        self.lost_now.push((current, worker.process));
         worker.current = None;
         worker.reported = None;
         self.since.get_or_insert_with(Instant::now);
@@ -450,7 +474,12 @@ impl Recovery {
     /// Starts the next attempt once every survivor has reported; treats
     /// those that have not reported within the patience as lost (frozen:
     /// they are killed).
-    fn go_on(&mut self, workers: &mut [Worker], dir: &Path) -> anyhow::Result<Step> {
+    fn go_on(
+        &mut self,
+        workers: &mut [Worker],
+        dir: &Path,
+        heard: &mpsc::Receiver<(usize, Heard)>,
+    ) -> anyhow::Result<Step> {
         let Some(since) = self.since else {
             return Ok(Step::Wait);
         };
@@ -465,7 +494,17 @@ impl Recovery {
             ));
             return Ok(Step::GiveUp);
         }
-        if alive.iter().all(|&w| workers[w].reported.is_some()) && !self.lost_now.is_empty() {
+        // A lost worker's last progress lines are read once its pipe closes.
+        let heard_out = workers
+            .iter()
+            .filter(|w| w.current.is_none() && w.status.is_some())
+            .all(|w| w.stderr.as_ref().is_none_or(JoinHandle::is_finished));
+        // What they said before their pipes closed is all in by now.
+        listen(heard, workers, self);
+        if heard_out
+            && alive.iter().all(|&w| workers[w].reported.is_some())
+            && !self.lost_now.is_empty()
+        {
             self.next_attempt(workers, &alive, dir)?;
             return Ok(Step::Wait);
         }
@@ -519,7 +558,7 @@ impl Recovery {
             free_loopback_addresses(survivors.len())?.join("\n") + "\n",
         )
         .with_context(|| format!("writing {}", hostfile.display()))?;
-        let reports: Vec<(usize, Report)> = survivors
+        let mut reports: Vec<(usize, Report)> = survivors
             .iter()
             .map(|&w| {
                 let worker = &mut workers[w];
@@ -529,17 +568,28 @@ impl Recovery {
                 )
             })
             .collect();
-        let mut lost = std::mem::take(&mut self.lost_now);
+        let lost_now = std::mem::take(&mut self.lost_now);
+        // What the lost said they had run: the survivors count it as run
+        // before, when they run it again.
+        for &(current, first) in &lost_now {
+            let finished = workers[first].ran.clone();
+            reports.push((
+                current,
+                Report {
+                    finished,
+                    held: Vec::new(),
+                },
+            ));
+        }
+        let mut lost: Vec<usize> = lost_now.iter().map(|&(current, _)| current).collect();
         lost.sort_unstable();
         let mut lost_processes: Vec<usize> = self.lost_all.iter().map(|(p, _)| *p).collect();
         lost_processes.sort_unstable();
-        for line in self
-            .lost_all
-            .iter()
-            .map(|(_, how)| how)
-            .skip(self.lost_all.len() - lost.len())
-        {
-            let _ = writeln!(std::io::stderr(), "{line}");
+        for &(_, first) in &lost_now {
+            if let Some((_, how)) = self.lost_all.iter().find(|(p, _)| *p == first) {
+                let ran = workers[first].ran.len();
+                let _ = writeln!(std::io::stderr(), "{how}, after running {ran} tasks");
+            }
         }
         let going_on: Vec<String> = survivors
             .iter()

@@ -367,6 +367,9 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         if let Some(ran) = &mut self.ran {
             ran.push(node);
         }
+        if let Some(progress) = &self.shared.progress {
+            progress.ran(node);
+        }
         let bytes = runner.bytes(node, &value);
         // Pieces bound memory under a limit; without one, only results too
         // large for one frame go in pieces.
