@@ -126,12 +126,9 @@ pub(super) fn work<V: timely::ExchangeData + Clone>(
         }));
         match turn {
             Ok(Turn::Go) => {}
-            Ok(Turn::Done) => {
-                // Another worker may still find a process lost: what this
-                // one holds then counts too.
-                shared.keep_leftovers(|| state.leftovers());
-                break;
-            }
+            // The dataflow has ended everywhere: the run is done, and what
+            // this worker holds is needed by no further attempt.
+            Ok(Turn::Done) => break,
             Ok(Turn::Stop(err)) => {
                 if is_loss(&err) {
                     shared.keep_leftovers(|| state.leftovers());
