@@ -149,10 +149,14 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             Some(&sizes),
         )?;
         let me = cluster.process() as u32;
+        let mut from_me = vec![false; graph.len()];
+        for &(node, from) in &plan.fetch {
+            from_me[node.index()] |= from == me;
+        }
         let fed: Vec<_> = leftovers
             .into_held()
             .into_iter()
-            .filter(|(node, _)| plan.fetch.contains(&(*node, me)))
+            .filter(|(node, _)| from_me[node.index()])
             .collect();
         if instruction.process == 0 {
             let note = format!(
