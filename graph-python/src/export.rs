@@ -147,13 +147,12 @@ fn alike(first: &Bound<'_, PyAny>, second: &Bound<'_, PyAny>, spelled: &Key) -> 
 
 /// A task known by its dependencies alone.
 fn opaque(deps: &[NodeId], written: &[Key]) -> Body {
-    let mut keys: Vec<Key> = Vec::with_capacity(deps.len());
-    for dep in deps {
-        let key = &written[dep.index()];
-        if !keys.contains(key) {
-            keys.push(key.clone());
-        }
-    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    let keys = deps
+        .iter()
+        .filter(|dep| seen.insert(**dep))
+        .map(|dep| written[dep.index()].clone())
+        .collect();
     Body::Opaque(keys)
 }
 
@@ -190,29 +189,43 @@ fn key_of(key: &Bound<'_, PyAny>, whole: &Bound<'_, PyAny>, depth: usize) -> PyR
         };
     }
     let py = key.py();
-    if !key.is_instance_of::<PyBool>() {
-        let numbers = py.import(intern!(py, "numbers"))?;
-        if key.is_instance_of::<PyInt>()
-            || key.is_instance(&numbers.getattr(intern!(py, "Integral"))?)?
-        {
-            let int = py.get_type::<PyInt>().call1((key,))?;
-            return int
-                .extract::<i64>()
-                .map(Key::Int)
-                .map_err(|_| refuse("an integer outside the 64-bit range"));
-        }
-        if key.is_instance_of::<PyFloat>()
-            || key.is_instance(&numbers.getattr(intern!(py, "Real"))?)?
-        {
-            let x: f64 = py.get_type::<PyFloat>().call1((key,))?.extract()?;
-            return if x.is_finite() {
-                Ok(Key::Float(x))
-            } else {
-                Err(refuse("a float that is not finite"))
-            };
-        }
+    if key.is_instance_of::<PyBool>() {
+        return Ok(Key::from(key.str()?.to_string_lossy().as_ref()));
+    }
+    // Exact ints and floats first: the ABCs are asked only of other types.
+    let numbers = || py.import(intern!(py, "numbers"));
+    if key.is_instance_of::<PyInt>()
+        || key.is_instance(&numbers()?.getattr(intern!(py, "Integral"))?)?
+    {
+        return integer(key)
+            .map(Key::Int)
+            .ok_or_else(|| refuse("an integer outside the 64-bit range"));
+    }
+    if key.is_instance_of::<PyFloat>()
+        || key.is_instance(&numbers()?.getattr(intern!(py, "Real"))?)?
+    {
+        let x: f64 = key.extract()?;
+        return if x.is_finite() {
+            Ok(Key::Float(x))
+        } else {
+            Err(refuse("a float that is not finite"))
+        };
     }
     Ok(Key::from(key.str()?.to_string_lossy().as_ref()))
+}
+
+/// `int(value)` when it fits 64 bits: read directly, through `__index__`,
+/// and only otherwise by calling `int`.
+fn integer(value: &Bound<'_, PyAny>) -> Option<i64> {
+    value.extract::<i64>().ok().or_else(|| {
+        value
+            .py()
+            .get_type::<PyInt>()
+            .call1((value,))
+            .ok()?
+            .extract::<i64>()
+            .ok()
+    })
 }
 
 /// A key as a term, where it is a value (`<key>`'s argument): a string or
@@ -553,21 +566,15 @@ impl<'a, 'py> Bodies<'a, 'py> {
     /// A literal of a leaf form, or `<opaque>` where its value is one the
     /// format cannot hold (an integer past 64 bits, a float not finite).
     fn literal(&mut self, value: &Bound<'py, PyAny>, form: Form) -> PyResult<Term> {
-        let py = self.py;
         let literal = match form {
             Form::Null => Some(Value::Null),
             Form::Bool => Some(Value::Bool(value.is_truthy()?)),
             Form::Str => Some(Value::from(
                 value.cast::<PyString>()?.to_string_lossy().as_ref(),
             )),
-            Form::Int => py
-                .get_type::<PyInt>()
-                .call1((value,))?
-                .extract::<i64>()
-                .ok()
-                .map(Value::Int),
+            Form::Int => integer(value).map(Value::Int),
             Form::Float => {
-                let x: f64 = py.get_type::<PyFloat>().call1((value,))?.extract()?;
+                let x: f64 = value.extract()?;
                 x.is_finite().then_some(Value::Float(x))
             }
             Form::Opaque(name) => return Ok(self.opaque_of(&name)),
