@@ -15,7 +15,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{scratch, taskgraph};
-use run_distributed_common::{children_of, eventually, finish, path, signal, sockets_of};
+use run_distributed_common::{
+    assignment_with, children_of, eventually, failing_chain, finish, hostfile, path, signal,
+    sockets_of, start,
+};
 
 /// A task `key` that sleeps `nap` seconds, then gives `value`.
 fn sleepy(key: &str, value: String, nap: f64) -> String {
@@ -114,6 +117,107 @@ enum When {
     Connected,
     /// This long after every process is connected.
     After(Duration),
+    /// Once the first victim has bytes on their way to another process,
+    /// this long after it first had: in the middle of sending a result.
+    Sending(Duration),
+}
+
+/// The bytes process `pid` has sent on TCP that are not yet taken by the
+/// other end, over all its sockets (Linux).
+fn in_flight(pid: u32) -> u64 {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| {
+                    let target = std::fs::read_link(e.path()).ok()?;
+                    let target = target.to_string_lossy();
+                    Some(
+                        target
+                            .strip_prefix("socket:[")?
+                            .strip_suffix(']')?
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let table = std::fs::read_to_string(format!("/proc/{pid}/net/tcp")).unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let inode = fields.get(9)?;
+            let (tx, _rx) = fields.get(4)?.split_once(':')?;
+            inodes
+                .iter()
+                .any(|i| i == inode)
+                .then(|| u64::from_str_radix(tx, 16).ok())?
+        })
+        .sum()
+}
+
+/// Waits until `condition` holds, looking every millisecond, at most
+/// `limit`; whether it did.
+fn poll(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+/// A graph whose results cross between the two processes of
+/// [`transfer_assignment`]: `seeds` sleeping tasks on process 1, each read
+/// by a blob of `bytes` bytes there, each blob's checksum taken on process
+/// 0, and a checksum of those.
+fn transfer_graph(dir: &Path, seeds: usize, bytes: u64) -> PathBuf {
+    let mut tasks = Vec::new();
+    for i in 0..seeds {
+        tasks.push(sleepy(&format!("seed-{i}"), i.to_string(), 0.1));
+        tasks.push(format!(
+            r#"{{"key":"big-{i}","task":{{"call":"blob","args":[{bytes},{}]}}}}"#,
+            reference(&format!("seed-{i}"))
+        ));
+        tasks.push(format!(
+            r#"{{"key":"sum-{i}","task":{{"call":"checksum","args":[{}]}}}}"#,
+            reference(&format!("big-{i}"))
+        ));
+    }
+    let sums: Vec<String> = (0..seeds).map(|i| reference(&format!("sum-{i}"))).collect();
+    tasks.push(format!(
+        r#"{{"key":"total","task":{{"call":"checksum","args":[{}]}}}}"#,
+        sums.join(",")
+    ));
+    let file = dir.join(format!("transfer-{seeds}.json"));
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
+            tasks.join(",")
+        ),
+    )
+    .unwrap();
+    let pairs: Vec<String> = (0..seeds)
+        .flat_map(|i| {
+            [
+                format!(r#"["seed-{i}",1]"#),
+                format!(r#"["big-{i}",1]"#),
+                format!(r#"["sum-{i}",0]"#),
+            ]
+        })
+        .chain([r#"["total",0]"#.to_string()])
+        .collect();
+    std::fs::write(
+        dir.join(format!("transfer-{seeds}.assignment.json")),
+        format!(r#"{{"workers":2,"assignment":[{}]}}"#, pairs.join(",")),
+    )
+    .unwrap();
+    file
 }
 
 struct Ended {
@@ -158,8 +262,24 @@ fn run_killing(
             "worker {pid} connects"
         );
     }
-    if let When::After(wait) = when {
-        std::thread::sleep(wait);
+    match when {
+        When::Connected => {}
+        When::After(wait) => std::thread::sleep(wait),
+        When::Sending(after) => {
+            let victim = workers[victims[0]];
+            let sending = || in_flight(victim) >= 64 << 10;
+            assert!(
+                poll(Duration::from_secs(60), sending),
+                "worker {victim} sends its result"
+            );
+            if !after.is_zero() {
+                std::thread::sleep(after);
+                assert!(
+                    poll(Duration::from_secs(60), sending),
+                    "worker {victim} sends its results"
+                );
+            }
+        }
     }
     // Children are listed in the order they were started: by number.
     for &victim in victims {
@@ -255,6 +375,36 @@ fn a_process_lost_as_the_run_starts_is_recovered() {
 }
 
 #[test]
+fn a_process_lost_while_it_sends_its_results_is_recovered() {
+    let dir = scratch("recovery-transfer");
+    // After its last task, as its one result (100 MB) is on its way; then
+    // in the middle of sending a later one of four (50 MB each).
+    for (seeds, bytes, after) in [(1, 100_000_000, 0), (4, 50_000_000, 150)] {
+        let kill_at = Duration::from_millis(after);
+        let file = transfer_graph(&dir, seeds, bytes);
+        let assignment = dir.join(format!("transfer-{seeds}.assignment.json"));
+        let expected = local_results(&file);
+        let ended = run_killing(
+            &file,
+            2,
+            &[1],
+            When::Sending(kill_at),
+            &["--assignment", path(&assignment)],
+        );
+        let case = format!("{seeds} results sent, killed {after} ms into sending");
+        check_recovered(&ended, &expected, &[1], &case);
+        // No more than the lost results not yet received and their seeds,
+        // which no survivor held.
+        let recomputed = ended.report["recomputed_tasks"].as_u64().unwrap();
+        assert!(
+            recomputed <= 2 * seeds as u64,
+            "{case}: {recomputed} recomputed"
+        );
+        assert!(recomputed >= 1, "{case}: the blob being sent is lost");
+    }
+}
+
+#[test]
 fn more_losses_than_retries_end_the_run_naming_them() {
     let dir = scratch("recovery-retries");
     let file = graph(&dir, "random");
@@ -268,4 +418,208 @@ fn more_losses_than_retries_end_the_run_naming_them() {
     assert_eq!(ended.code, Some(2), "{}", ended.stderr);
     assert!(ended.stderr.contains("--retries 1"), "{}", ended.stderr);
     assert!(ended.stderr.contains("worker process"), "{}", ended.stderr);
+}
+
+/// The shared secret of the hostfile runs.
+const SECRET: &str = "a secret of the recovery tests";
+
+/// Every process of `taskgraph run FILE --json --hostfile H --process I
+/// ARGS`, killing processes `victims` `wait` after all have connected;
+/// how each ended, by process.
+fn run_hostfile_killing(
+    file: &Path,
+    processes: usize,
+    victims: &[usize],
+    wait: Duration,
+    args: &[&str],
+) -> Vec<Ended> {
+    let dir = file.parent().unwrap();
+    let (hosts, _) = hostfile(dir, processes);
+    let mut children: Vec<_> = (0..processes)
+        .map(|process| {
+            let process = process.to_string();
+            let mut command = vec![
+                "run",
+                path(file),
+                "--json",
+                "--hostfile",
+                path(&hosts),
+                "--process",
+                &process,
+            ];
+            command.extend(args);
+            start(&command, &[("TASKGRAPH_SECRET", SECRET)])
+        })
+        .collect();
+    let connected = 2 * (processes - 1);
+    for child in &children {
+        assert!(
+            eventually(Duration::from_secs(30), || sockets_of(child.id())
+                >= connected),
+            "process {} connects",
+            child.id()
+        );
+    }
+    std::thread::sleep(wait);
+    for &victim in victims {
+        signal(children[victim].id(), "-9");
+    }
+    children
+        .iter_mut()
+        .map(|child| {
+            let (status, stderr) = finish(child, Duration::from_secs(120));
+            let mut stdout = String::new();
+            if let Some(pipe) = child.stdout.as_mut() {
+                std::io::Read::read_to_string(pipe, &mut stdout).unwrap();
+            }
+            Ended {
+                code: status.code(),
+                report: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
+                stderr,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn hostfile_runs_that_allow_shrinking_go_on_without_a_lost_process() {
+    let dir = scratch("recovery-hostfile");
+    for shape in ["random", "shuffle", "tree"] {
+        let file = graph(&dir, shape);
+        let expected = local_results(&file);
+        // Process 0 prints the results; when it is lost, the lowest
+        // survivor does.
+        for (processes, victim, printer) in [(3, 1, 0), (3, 0, 1), (2, 1, 0), (4, 2, 0)] {
+            let case = format!("{shape} over {processes}, process {victim} lost");
+            let ended = run_hostfile_killing(
+                &file,
+                processes,
+                &[victim],
+                Duration::from_millis(300),
+                &["--allow-shrink", "--heartbeat-timeout", "5"],
+            );
+            for (process, end) in ended.iter().enumerate() {
+                if process == victim {
+                    assert_eq!(end.code, None, "{case}: killed");
+                    continue;
+                }
+                assert_eq!(
+                    end.code,
+                    Some(0),
+                    "{case}, process {process}: {}",
+                    end.stderr
+                );
+                assert!(
+                    end.stderr
+                        .contains("regrouping with the processes still alive"),
+                    "{case}, process {process}: {}",
+                    end.stderr
+                );
+                if process == printer {
+                    assert_eq!(end.report["results"], expected, "{case}");
+                    assert_eq!(end.report["attempts"], 2, "{case}");
+                    assert_eq!(end.report["lost_processes"], serde_json::json!([victim]));
+                    assert_eq!(end.report["processes"], processes - 1, "{case}");
+                    assert!(
+                        end.stderr.contains(&format!(
+                            "attempt 2 goes on with processes {} of the hostfile, without process {victim} (this one is now process 0)",
+                            (0..processes)
+                                .filter(|&p| p != victim)
+                                .map(|p| p.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                        "{case}: {}",
+                        end.stderr
+                    );
+                } else {
+                    assert_eq!(
+                        end.report,
+                        serde_json::Value::Null,
+                        "{case}: only one prints"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hostfile_runs_stop_at_a_loss_without_allow_shrink_or_a_majority() {
+    let dir = scratch("recovery-hostfile-stop");
+    let file = graph(&dir, "random");
+    // Without --allow-shrink, as before: the survivors name the lost one.
+    let ended = run_hostfile_killing(&file, 3, &[1], Duration::from_millis(300), &[]);
+    for process in [0, 2] {
+        assert_eq!(ended[process].code, Some(2), "{}", ended[process].stderr);
+        assert!(
+            ended[process].stderr.contains("process 1 ("),
+            "{}",
+            ended[process].stderr
+        );
+    }
+    // One of two, without process 0, cannot tell a dead peer from a cut
+    // network: it stops.
+    let ended = run_hostfile_killing(
+        &file,
+        2,
+        &[0],
+        Duration::from_millis(300),
+        &["--allow-shrink"],
+    );
+    assert_eq!(ended[1].code, Some(2), "{}", ended[1].stderr);
+    assert!(
+        ended[1]
+            .stderr
+            .contains("only process 1 of 2 are still in touch: not a majority"),
+        "{}",
+        ended[1].stderr
+    );
+    // More losses than --retries.
+    let ended = run_hostfile_killing(
+        &file,
+        4,
+        &[3],
+        Duration::from_millis(300),
+        &["--allow-shrink", "--retries", "0"],
+    );
+    for process in 0..3 {
+        assert_eq!(ended[process].code, Some(2), "{}", ended[process].stderr);
+        assert!(
+            ended[process]
+                .stderr
+                .contains("more losses than --retries 0 allows"),
+            "{}",
+            ended[process].stderr
+        );
+    }
+}
+
+#[test]
+fn a_failing_task_ends_a_hostfile_run_that_allows_shrinking() {
+    let dir = scratch("recovery-hostfile-failure");
+    let file = failing_chain(&dir, "failing.json", 10, 0.02, 5);
+    let assignment = assignment_with(&dir, 10, 3, 5, 1);
+    let ended = run_hostfile_killing(
+        &file,
+        3,
+        &[],
+        Duration::ZERO,
+        &["--allow-shrink", "--assignment", path(&assignment)],
+    );
+    // The task fails again wherever it runs: the others do not go on
+    // without the process it failed in, and every process names it.
+    for (process, end) in ended.iter().enumerate() {
+        assert_eq!(end.code, Some(2), "process {process}: {}", end.stderr);
+        assert!(
+            end.stderr.contains("task 'x-5' failed"),
+            "process {process}: {}",
+            end.stderr
+        );
+        assert!(
+            !end.stderr.contains("regrouping"),
+            "process {process}: {}",
+            end.stderr
+        );
+    }
 }

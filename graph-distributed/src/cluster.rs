@@ -153,6 +153,20 @@ impl Cluster {
         }
     }
 
+    /// This cluster with only the processes `survivors` (ascending numbers
+    /// of this one's), this process being number `process` among them:
+    /// the same threads, timeouts, secret, cancel handle and progress.
+    pub(crate) fn shrunk(&self, survivors: &[usize], process: usize) -> Cluster {
+        Cluster {
+            addresses: survivors
+                .iter()
+                .map(|&p| self.addresses[p].clone())
+                .collect(),
+            process,
+            ..self.clone()
+        }
+    }
+
     /// Process `process` of the processes listed in a hostfile: one
     /// `host:port` per line; blank lines and lines starting with `#` are
     /// skipped.

@@ -461,6 +461,9 @@ fn accept_one(
         &template,
         handshake_deadline,
         |process, channel| {
+            if channel == Channel::Regroup {
+                return false;
+            }
             let mut claimed = claimed.lock().unwrap_or_else(PoisonError::into_inner);
             let slot = &mut claimed[process as usize * Channel::ALL.len() + channel as usize];
             !std::mem::replace(slot, true)
@@ -473,7 +476,7 @@ fn cancelled(cancel: Option<&CancelHandle>) -> bool {
     cancel.is_some_and(CancelHandle::is_cancelled)
 }
 
-fn resolve(address: &str) -> std::io::Result<SocketAddr> {
+pub(crate) fn resolve(address: &str) -> std::io::Result<SocketAddr> {
     address.to_socket_addrs()?.next().ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::NotFound,

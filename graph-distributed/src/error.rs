@@ -166,6 +166,42 @@ pub enum Error {
         /// Its address.
         address: String,
     },
+    /// Another process stopped with an error of its own (a task of its
+    /// failed), which it reports itself: the run ends for every process.
+    #[error("process {process} ({address}) stopped with an error of its own, which it reports")]
+    PeerFailed {
+        /// The process.
+        process: usize,
+        /// Its address.
+        address: String,
+    },
+    /// After a loss, the processes still in touch are not a majority of
+    /// the run's (nor half of them with its process 0): they may be one side
+    /// of a cut network, and the other side may go on, so these stop.
+    #[error(
+        "after the loss of process{} {}, only process{} {} of {processes} are still in touch: not \
+         a majority, so the run stops here (the others may go on)",
+        if lost.len() == 1 { "" } else { "es" },
+        ProcessList(lost),
+        if survivors.len() == 1 { "" } else { "es" },
+        ProcessList(survivors)
+    )]
+    NoMajority {
+        /// The processes still in touch, by their numbers in the run that
+        /// lost the others.
+        survivors: Vec<usize>,
+        /// The processes lost.
+        lost: Vec<usize>,
+        /// The processes of that run.
+        processes: usize,
+    },
+    /// Regrouping after a loss failed: the process that gathered the
+    /// survivors went away, or said something that cannot be read.
+    #[error("regrouping after a loss: {detail}")]
+    Regroup {
+        /// What went wrong.
+        detail: String,
+    },
     /// What came on the data connection from another process could not
     /// have come from that process (garbage, or a frame header out of
     /// bounds): the connection was tampered with, or the peer is broken.

@@ -41,7 +41,7 @@ const PROOF_LEN: usize = 32;
 const ACCEPTOR_TAG: &[u8] = b"taskgraph/2 acceptor proof";
 const DIALER_TAG: &[u8] = b"taskgraph/2 dialer proof";
 
-/// Which of the two connections between a pair of processes this is.
+/// Which of the connections between a pair of processes this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Channel {
     /// timely dataflow's messages.
@@ -49,6 +49,9 @@ pub(crate) enum Channel {
     /// Heartbeats, on a connection of their own so that they do not wait
     /// behind data.
     Beat = 1,
+    /// After a loss, a survivor joining the one that gathers the others
+    /// (not one of a run's pair of connections).
+    Regroup = 2,
 }
 
 impl Channel {
@@ -58,6 +61,7 @@ impl Channel {
         match value {
             0 => Some(Channel::Data),
             1 => Some(Channel::Beat),
+            2 => Some(Channel::Regroup),
             _ => None,
         }
     }

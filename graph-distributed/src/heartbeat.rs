@@ -6,10 +6,16 @@
 //! [`interval`] and checks how long each has been silent; one thread per
 //! other process reads its beats. A process whose workers have all finished
 //! their share says goodbye (`G`) before it closes: a process that said
-//! goodbye is never taken for a silent or dead one. When another process is
-//! silent past the timeout, or its connection closes without a goodbye, the
-//! monitor *trips*: it records which process, and shuts the run's data
-//! connections down so that no thread of timely's waits on them for ever.
+//! goodbye is never taken for a silent or dead one; one that stops with an
+//! error of its own (a task failed) says so (`E`), so that the others stop
+//! too rather than take it for lost. When another process is silent past
+//! the timeout, or its connection closes without a goodbye, the monitor
+//! *trips*: it records which process, and shuts the run's data connections
+//! down so that no thread of timely's waits on them for ever.
+//!
+//! After a loss the heartbeats can outlive the run ([`Watch`]): the
+//! survivors go on beating while they regroup, so that which processes are
+//! lost stays known, by the same measure, until the next attempt begins.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -22,6 +28,7 @@ use crate::Error;
 
 const BEAT: u8 = b'.';
 const GOODBYE: u8 = b'G';
+const FAILED: u8 = b'E';
 
 /// How often a reader looks whether the monitor stops.
 const READ_SLICE: Duration = Duration::from_millis(200);
@@ -39,12 +46,14 @@ enum Trip {
     Lost { process: usize },
     Malformed { process: usize, problem: String },
     Stalled { process: usize, waited: Duration },
+    Failed { process: usize },
 }
 
 /// The heartbeats of one process of a run, and what they tell.
 pub(crate) struct Monitor {
     shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
+    /// Empty once handed to a [`Watch`].
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 struct Shared {
@@ -66,6 +75,10 @@ struct Peer {
     /// Milliseconds after `started` of its last beat.
     last_beat: AtomicU64,
     said_goodbye: AtomicBool,
+    /// It said it stopped with an error of its own.
+    said_failed: AtomicBool,
+    /// Its connection closed (or broke).
+    closed: AtomicBool,
 }
 
 impl Monitor {
@@ -92,6 +105,8 @@ impl Monitor {
                 stream,
                 last_beat: AtomicU64::new(0),
                 said_goodbye: AtomicBool::new(false),
+                said_failed: AtomicBool::new(false),
+                closed: AtomicBool::new(false),
             }));
         }
         let shared = Arc::new(Shared {
@@ -120,7 +135,10 @@ impl Monitor {
                     .spawn(move || reading.read(process, stream))?,
             );
         }
-        Ok(Monitor { shared, threads })
+        Ok(Monitor {
+            shared,
+            threads: Mutex::new(threads),
+        })
     }
 
     /// Why the run must stop, once another process is silent or gone.
@@ -147,26 +165,83 @@ impl Monitor {
 
     /// Tells every other process that this one has finished its share.
     pub(crate) fn goodbye(&self) {
-        for peer in self.shared.peers.iter().flatten() {
-            let _ = (&peer.stream).write_all(&[GOODBYE]);
-        }
+        self.shared.say(GOODBYE);
     }
 
-    /// Stops the heartbeats and waits for their threads (also on drop).
-    /// Closing the connections wakes the readers from their reads, and the
-    /// beating thread is woken from its wait: a run ends without waiting
-    /// out either.
-    fn halt(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        for peer in self.shared.peers.iter().flatten() {
-            let _ = peer.stream.shutdown(Shutdown::Both);
+    /// Tells every other process that this one stopped with an error of its
+    /// own, which ends the run for all.
+    pub(crate) fn failing(&self) {
+        self.shared.say(FAILED);
+    }
+
+    /// The heartbeats, going on after the run: this process keeps beating,
+    /// and the watch keeps telling which others are lost, until it drops.
+    pub(crate) fn watch(&self) -> Watch {
+        let threads =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
+        Watch {
+            shared: Arc::clone(&self.shared),
+            threads,
         }
-        for handle in &self.threads {
-            handle.thread().unpark();
-        }
-        for handle in self.threads.drain(..) {
-            let _ = handle.join();
-        }
+    }
+}
+
+/// The heartbeats of a run that stopped for the loss of another process,
+/// still going: this process goes on beating, so that the survivors take it
+/// for alive while they regroup ([`regroup`](crate::regroup)), and the
+/// watch tells which processes are lost by then. Dropping it stops the
+/// heartbeats.
+pub struct Watch {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Watch {
+    /// The processes of the run known to be lost now, ascending: each
+    /// connection closed without a goodbye, or silent past the heartbeat
+    /// timeout.
+    pub fn lost(&self) -> Vec<usize> {
+        let now_ms = self.shared.now_ms();
+        let timeout = self.shared.timeout.as_millis() as u64;
+        (self.shared.peers.iter().enumerate())
+            .filter_map(|(process, peer)| {
+                let peer = peer.as_ref()?;
+                let gone = peer.closed.load(Ordering::Acquire)
+                    || now_ms.saturating_sub(peer.last_beat.load(Ordering::Relaxed)) > timeout;
+                (gone && !peer.said_goodbye.load(Ordering::Relaxed)).then_some(process)
+            })
+            .collect()
+    }
+
+    /// A process that said it stopped with an error of its own, if any:
+    /// then the run ends, for every process.
+    pub fn failed(&self) -> Option<usize> {
+        (self.shared.peers.iter().enumerate())
+            .find(|(_, peer)| {
+                peer.as_ref()
+                    .is_some_and(|peer| peer.said_failed.load(Ordering::Acquire))
+            })
+            .map(|(process, _)| process)
+    }
+
+    /// The processes of the run, this one included.
+    pub fn processes(&self) -> usize {
+        self.shared.peers.len()
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("lost", &self.lost())
+            .field("failed", &self.failed())
+            .finish()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.shared.halt(&mut self.threads);
     }
 }
 
@@ -195,13 +270,44 @@ impl Tripwire {
 
 impl Drop for Monitor {
     fn drop(&mut self) {
-        self.halt();
+        let threads = self
+            .threads
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Handed to a watch, the heartbeats go on.
+        if !threads.is_empty() {
+            self.shared.halt(threads);
+        }
     }
 }
 
 impl Shared {
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+
+    /// Sends `word` to every other process.
+    fn say(&self, word: u8) {
+        for peer in self.peers.iter().flatten() {
+            let _ = (&peer.stream).write_all(&[word]);
+        }
+    }
+
+    /// Stops the heartbeats and waits for their `threads`. Closing the
+    /// connections wakes the readers from their reads, and the beating
+    /// thread is woken from its wait: a run ends without waiting out
+    /// either.
+    fn halt(&self, threads: &mut Vec<JoinHandle<()>>) {
+        self.stop.store(true, Ordering::SeqCst);
+        for peer in self.peers.iter().flatten() {
+            let _ = peer.stream.shutdown(Shutdown::Both);
+        }
+        for handle in threads.iter() {
+            handle.thread().unpark();
+        }
+        for handle in threads.drain(..) {
+            let _ = handle.join();
+        }
     }
 
     fn problem(&self) -> Option<Error> {
@@ -228,6 +334,10 @@ impl Shared {
                 process,
                 address: self.addresses[process].clone(),
                 waited,
+            },
+            Trip::Failed { process } => Error::PeerFailed {
+                process,
+                address: self.addresses[process].clone(),
             },
         })
     }
@@ -298,14 +408,23 @@ impl Shared {
                     if buf[..n].contains(&GOODBYE) {
                         peer.said_goodbye.store(true, Ordering::Relaxed);
                     }
+                    if buf[..n].contains(&FAILED) {
+                        peer.said_failed.store(true, Ordering::Release);
+                    }
                 }
                 Err(err) if crate::handshake::is_timeout(&err) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,
             }
         }
+        peer.closed.store(true, Ordering::Release);
         if !self.stop.load(Ordering::Relaxed) && !peer.said_goodbye.load(Ordering::Relaxed) {
-            self.trip(Trip::Lost { process });
+            // One that failed says why itself (its failure reaches the
+            // others through the run too); it is not lost.
+            self.trip(match peer.said_failed.load(Ordering::Acquire) {
+                true => Trip::Failed { process },
+                false => Trip::Lost { process },
+            });
         }
     }
 }

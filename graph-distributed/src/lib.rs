@@ -34,9 +34,11 @@
 //! attempt among them must run (only the tasks that are still needed and
 //! whose results no survivor holds, placed by where their inputs are), and
 //! [`run_attempt`] runs it, the survivors feeding in the results they hold
-//! ([`Attempt`]), with the results of a run without the fault. (The
-//! `taskgraph` command does not drive such attempts yet: a lost process
-//! still ends its runs.)
+//! ([`Attempt`]), with the results of a run without the fault. Without a
+//! supervisor, the survivors find each other with [`regroup`]: the run's
+//! heartbeats go on ([`Watch`]), and the survivor of the lowest number
+//! gathers the others' reports and tells each the next attempt's
+//! [`Cluster`].
 
 mod cluster;
 mod connect;
@@ -52,6 +54,7 @@ mod message;
 mod prepared;
 mod progress;
 mod recovery;
+mod regroup;
 mod run;
 mod runner;
 mod transfer;
@@ -60,10 +63,12 @@ pub use cluster::{Cluster, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
 pub use frames::MAX_FRAME;
 pub use graph_exec::CancelHandle;
+pub use heartbeat::Watch;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use progress::Progress;
 pub use recovery::{Holdings, Recovery, plan_recovery};
+pub use regroup::{Regrouped, regroup};
 pub use run::{
     Attempt, Leftovers, MakeRunner, Outcome, RunnerError, Stopped, WorkerStats, run, run_attempt,
     run_keeping,

@@ -231,6 +231,10 @@ pub struct Stopped<V> {
     pub error: Error,
     /// What this process holds, after the loss of another process.
     pub leftovers: Option<Box<Leftovers<V>>>,
+    /// After the loss of another process, the run's heartbeats, still
+    /// going: what [`regroup`](crate::regroup) tells the survivors apart
+    /// by. Dropping it stops them.
+    pub watch: Option<crate::Watch>,
 }
 
 impl<V> From<graph_core::Error> for Stopped<V> {
@@ -244,6 +248,7 @@ impl<V> From<Error> for Stopped<V> {
         Stopped {
             error,
             leftovers: None,
+            watch: None,
         }
     }
 }
@@ -510,6 +515,11 @@ where
     };
     shared.wait_for_workers(threads);
     if let Some(monitor) = &shared.monitor {
+        if shared.failed_on_its_own() {
+            // Not a loss: the others must stop too, not go on without this
+            // process.
+            monitor.failing();
+        }
         if shared.completed.load(Ordering::SeqCst) == threads {
             // Every worker here saw the whole run end: nothing more is
             // needed of this process, and the others should not take its
@@ -559,7 +569,8 @@ where
         (Some(err), _) => err,
         (None, _) => return Ok(outcome),
     };
-    let leftovers = (keep && dataflow::is_loss(&error)).then(|| {
+    let kept = keep && dataflow::is_loss(&error);
+    let leftovers = kept.then(|| {
         Box::new(Leftovers::merge(std::mem::take(
             &mut *shared
                 .leftovers
@@ -567,7 +578,15 @@ where
                 .unwrap_or_else(PoisonError::into_inner),
         )))
     });
-    Err(Stopped { error, leftovers })
+    let watch = match &shared.monitor {
+        Some(monitor) if kept => Some(monitor.watch()),
+        _ => None,
+    };
+    Err(Stopped {
+        error,
+        leftovers,
+        watch,
+    })
 }
 
 /// Which error of the workers of a process to report, lowest first: a
@@ -580,6 +599,7 @@ fn weight(err: &Error) -> u8 {
         Error::Interrupted => 1,
         Error::Silent { .. }
         | Error::Lost { .. }
+        | Error::PeerFailed { .. }
         | Error::Malformed { .. }
         | Error::Stalled { .. } => 2,
         Error::Disconnected { .. } => 4,
@@ -793,6 +813,19 @@ impl<V> Shared<V> {
         while *ended < threads {
             ended = signal.wait(ended).unwrap_or_else(PoisonError::into_inner);
         }
+    }
+
+    /// Whether a worker thread of this process stopped with an error of
+    /// its own (a task failed, its runner could not start): not the loss
+    /// of another process, another's failure, or an interruption.
+    fn failed_on_its_own(&self) -> bool {
+        let results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
+        results.iter().flatten().any(|result| {
+            result.as_ref().is_err_and(|err| {
+                !dataflow::is_loss(err)
+                    && !matches!(err, Error::Interrupted | Error::PeerFailed { .. })
+            })
+        })
     }
 
     /// Why this process's workers must stop before the run ends, if they

@@ -1,9 +1,10 @@
 //! A run that loses a process, recovered in the library: three in-test
 //! processes on loopback run a graph of slow tasks, one of them stops
-//! midway, the two others give back what they hold (`run_keeping`), the
-//! plan is made from that (`plan_recovery`), and an attempt among the two
-//! survivors (`run_attempt`) gives the outputs of the sequential oracle,
-//! running only the plan's tasks.
+//! midway, the two others give back what they hold (`run_keeping`), find
+//! each other and share what they hold (`regroup`), each makes the plan
+//! from that (`plan_recovery`), and an attempt among the two survivors
+//! (`run_attempt`) gives the outputs of the sequential oracle, running only
+//! the plan's tasks.
 
 mod common;
 mod recovery_common;
@@ -17,8 +18,8 @@ use common::{loopback, member};
 use graph_core::generate::{self, Rng};
 use graph_core::{NodeId, TaskGraph};
 use graph_distributed::{
-    Attempt, CancelHandle, Error, Holdings, Job, Runner, RunnerError, plan_recovery, run_attempt,
-    run_keeping,
+    Attempt, CancelHandle, Error, Holdings, Job, Runner, RunnerError, plan_recovery, regroup,
+    run_attempt, run_keeping,
 };
 use graph_exec::TaskFailure;
 use recovery_common::{Mix, oracle};
@@ -88,8 +89,7 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
     stop.cancel();
     let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
 
-    let mut held = Holdings::new(n);
-    let mut kept = Vec::new();
+    let mut survivors = Vec::new();
     for (process, result) in results.into_iter().enumerate().take(2) {
         let stopped = result.expect_err("the run lost a process");
         assert!(
@@ -112,39 +112,67 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
                 "process {process} holds {node:?}"
             );
         }
-        leftovers.record(&mut held, process as u32);
-        kept.push(leftovers);
+        let watch = stopped.watch.expect("a loss keeps the heartbeats going");
+        survivors.push((leftovers, watch));
     }
-    let plan = plan_recovery(&graph, &job, 3, 1, &[2], &held, None).unwrap();
-    assert!(plan.run.len() < n, "the survivors' work is kept");
 
-    // The attempt: the two survivors, on new ports, keep their numbers.
-    let addresses = loopback(2);
-    let attempt_job = Job::new(outputs.clone(), plan.attempt_placement(1));
-    let handles: Vec<_> = kept
+    // The survivors regroup on the run's own addresses, each telling the
+    // others what it holds, make the same plan, and run it among
+    // themselves.
+    let handles: Vec<_> = survivors
         .into_iter()
         .enumerate()
-        .map(|(process, leftovers)| {
+        .map(|(process, (leftovers, watch))| {
             let cluster = member(&addresses, process, 1);
-            let fed: Vec<(NodeId, u64)> = leftovers
-                .into_held()
-                .into_iter()
-                .filter(|(node, _)| plan.fetch.contains(&(*node, process as u32)))
-                .collect();
-            let attempt = Attempt::new(&plan, fed);
-            let (graph, job) = (Arc::clone(&graph), attempt_job.clone());
-            thread::spawn(move || run_attempt(graph, job, &cluster, make, attempt))
+            let (graph, outputs) = (Arc::clone(&graph), outputs.clone());
+            let (job, addresses) = (job.clone(), addresses.clone());
+            thread::spawn(move || {
+                let report: Vec<u8> = (leftovers.finished().iter().map(|n| n.as_u32()))
+                    .chain([u32::MAX])
+                    .chain(leftovers.held().iter().map(|(n, _)| n.as_u32()))
+                    .flat_map(u32::to_le_bytes)
+                    .collect();
+                let regrouped = regroup(&cluster, &watch, 1, &report).unwrap();
+                drop(watch);
+                assert_eq!(regrouped.survivors, [0, 1]);
+                assert_eq!(regrouped.lost, [2]);
+                assert_eq!(regrouped.cluster.process(), process);
+                assert_eq!(regrouped.cluster.addresses(), &addresses[..2]);
+                let mut held = Holdings::new(graph.len());
+                for (&survivor, report) in regrouped.survivors.iter().zip(&regrouped.reports) {
+                    let numbers: Vec<u32> = report
+                        .chunks(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+                        .collect();
+                    let split = numbers.iter().position(|&n| n == u32::MAX).unwrap();
+                    for &node in &numbers[..split] {
+                        held.finished(NodeId::from_u32(node));
+                    }
+                    for &node in &numbers[split + 1..] {
+                        held.hold(NodeId::from_u32(node), survivor as u32);
+                    }
+                }
+                let plan = plan_recovery(&graph, &job, 3, 1, &regrouped.lost, &held, None).unwrap();
+                assert!(plan.run.len() < graph.len(), "the survivors' work is kept");
+                let fed: Vec<(NodeId, u64)> = leftovers
+                    .into_held()
+                    .into_iter()
+                    .filter(|(node, _)| plan.fetch.contains(&(*node, process as u32)))
+                    .collect();
+                let attempt = Attempt::new(&plan, fed);
+                let attempt_job = Job::new(outputs, plan.attempt_placement(1));
+                let run = run_attempt(graph, attempt_job, &regrouped.cluster, make, attempt);
+                (run, plan.run.len())
+            })
         })
         .collect();
     let mut results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let outcome = results
-        .remove(0)
-        .unwrap()
-        .expect("process 0 has the outcome");
-    assert!(results.remove(0).unwrap().is_none());
+    let (first, planned) = results.remove(0);
+    let outcome = first.unwrap().expect("process 0 has the outcome");
+    assert!(results.remove(0).0.unwrap().is_none());
     assert_eq!(outcome.values.len(), outputs.len());
     for (node, value) in &outcome.values {
         assert_eq!(*value, values[node.index()], "output {node:?}");
     }
-    assert_eq!(outcome.tasks_run(), plan.run.len());
+    assert_eq!(outcome.tasks_run(), planned);
 }

@@ -40,6 +40,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         on_signal(move || stop(&cancel, interrupted()));
     }
     let instructions = args.supervised.then(|| watch_supervisor(cancel.clone()));
+    let mut shrink = args.allow_shrink.then(|| Shrink::new(args.retries));
     let threads = args.threads.max(1);
     let progress = args.supervised.then(|| {
         let progress = graph_distributed::Progress::new();
@@ -81,53 +82,62 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
     let mut attempt = None;
     let outcome = loop {
         let runner = runner_for(&keys);
-        let result = match &instructions {
-            Some(_) => graph_distributed::run_keeping(
+        let keep = instructions.is_some() || shrink.is_some();
+        let result = match keep {
+            true => graph_distributed::run_keeping(
                 Arc::clone(&graph),
                 job.clone(),
                 &cluster,
                 runner,
                 attempt.take(),
             ),
-            None => graph_distributed::run(Arc::clone(&graph), job.clone(), &cluster, runner)
+            false => graph_distributed::run(Arc::clone(&graph), job.clone(), &cluster, runner)
                 .map_err(Stopped::from),
         };
         let stopped = match result {
             Ok(outcome) => break outcome,
             Err(stopped) => stopped,
         };
-        let (error, leftovers) = match stopped {
+        let Stopped {
+            error,
+            leftovers,
+            watch,
+        } = stopped;
+        if matches!(error, Error::Interrupted) {
             // The run has ended and removed its temporary files: nothing is
             // left to do but to say so, if anyone still listens.
-            Stopped {
-                error: Error::Interrupted,
-                ..
-            } => {
-                let _ = writeln!(std::io::stderr(), "{}", interrupted());
-                std::process::exit(INTERRUPTED);
-            }
-            Stopped {
-                error,
-                leftovers: Some(leftovers),
-            } => (error, leftovers),
-            Stopped { error, .. } => return Err(error.into()),
-        };
-        let Some(instructions) = &instructions else {
+            let _ = writeln!(std::io::stderr(), "{}", interrupted());
+            std::process::exit(INTERRUPTED);
+        }
+        let Some(leftovers) = leftovers else {
             return Err(error.into());
         };
-        // What this process holds goes to the supervisor, which says how
-        // the run goes on (or closes the pipe: it does not).
         let report = recovery::Report {
             finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
             held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
         };
-        let line = serde_json::to_string(&report)?;
-        writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;
-        let Ok(instruction) = instructions.recv() else {
+        let next = if let Some(instructions) = &instructions {
+            // What this process holds goes to the supervisor, which says
+            // how the run goes on (or closes the pipe: it does not).
+            let line = serde_json::to_string(&report)?;
+            writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;
+            let Ok(instruction) = instructions.recv() else {
+                return Err(error.into());
+            };
+            Next {
+                cluster: join(&instruction.hostfile, instruction.process)?,
+                attempt: instruction.attempt,
+                lost: instruction.lost,
+                lost_processes: instruction.lost_processes,
+                reports: instruction.reports,
+            }
+        } else if let (Some(shrink), Some(watch)) = (&mut shrink, watch) {
+            shrink.regroup(&cluster, &watch, &error, &report)?
+        } else {
             return Err(error.into());
         };
         let mut holdings = Holdings::new(graph.len());
-        for (process, report) in &instruction.reports {
+        for (process, report) in &next.reports {
             for &node in &report.finished {
                 holdings.finished(NodeId::from_u32(node));
             }
@@ -144,7 +154,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             &job,
             cluster.processes(),
             threads,
-            &instruction.lost,
+            &next.lost,
             &holdings,
             Some(&sizes),
         )?;
@@ -158,22 +168,25 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             .into_iter()
             .filter(|(node, _)| from_me[node.index()])
             .collect();
-        if instruction.process == 0 {
+        if next.cluster.process() == 0 {
             let note = format!(
                 "attempt {}: {} tasks to run ({} of them known to have run before), {} results taken from the survivors",
-                instruction.attempt,
+                next.attempt,
                 plan.run.len(),
                 plan.recomputed,
                 plan.fetch.len()
             );
-            writeln!(std::io::stderr(), "{}{note}", recovery::NOTE)?;
+            // A supervisor shows its workers' notes; a process of a run
+            // across hosts says it itself.
+            let prefix = if args.supervised { recovery::NOTE } else { "" };
+            writeln!(std::io::stderr(), "{prefix}{note}")?;
         }
-        recovered.attempts = instruction.attempt;
-        recovered.lost_processes = instruction.lost_processes.clone();
+        recovered.attempts = next.attempt;
+        recovered.lost_processes = next.lost_processes;
         recovered.recomputed_tasks += plan.recomputed;
         job = job_with(plan.attempt_placement(threads));
         attempt = Some(Attempt::new(&plan, fed));
-        cluster = join(&instruction.hostfile, instruction.process)?;
+        cluster = next.cluster;
     };
     let seconds = started.elapsed().as_secs_f64();
     let Some(outcome) = outcome else {
@@ -219,6 +232,112 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         recovered: Some(recovered),
     }
     .print(args.json)
+}
+
+/// How the run goes on after a loss, from this process's side.
+struct Next {
+    /// The next attempt's cluster.
+    cluster: Cluster,
+    /// The next attempt's number, from 1 (the first run).
+    attempt: usize,
+    /// The processes lost, by their numbers in the attempt that lost them.
+    lost: Vec<usize>,
+    /// Every process lost since the run began, by its first number.
+    lost_processes: Vec<usize>,
+    /// Each survivor's report, by its number in the attempt that lost the
+    /// others (with a supervisor, also what each lost process had run).
+    reports: Vec<(usize, recovery::Report)>,
+}
+
+/// A run across hosts that goes on without its lost processes
+/// (`--allow-shrink`): the survivors regroup among themselves.
+struct Shrink {
+    /// The attempt under way, from 1.
+    attempt: usize,
+    /// Per process of the attempt under way, its first number; `None`
+    /// until the first loss (every process is its own).
+    first_numbers: Option<Vec<usize>>,
+    /// Every process lost so far, by its first number.
+    lost_all: Vec<usize>,
+    retries: usize,
+}
+
+impl Shrink {
+    fn new(retries: usize) -> Shrink {
+        Shrink {
+            attempt: 1,
+            first_numbers: None,
+            lost_all: Vec::new(),
+            retries,
+        }
+    }
+
+    /// Regroups with the other survivors of `cluster`'s attempt, which
+    /// stopped with `error`, this process holding what `report` says.
+    fn regroup(
+        &mut self,
+        cluster: &Cluster,
+        watch: &graph_distributed::Watch,
+        error: &Error,
+        report: &recovery::Report,
+    ) -> anyhow::Result<Next> {
+        let first_numbers = self
+            .first_numbers
+            .get_or_insert_with(|| (0..cluster.processes()).collect());
+        writeln!(
+            std::io::stderr(),
+            "{error}; regrouping with the processes still alive"
+        )?;
+        let bytes = serde_json::to_vec(report)?;
+        let regrouped = graph_distributed::regroup(cluster, watch, self.attempt as u32, &bytes)?;
+        let first = |processes: &[usize]| -> Vec<usize> {
+            processes.iter().map(|&p| first_numbers[p]).collect()
+        };
+        let lost = first(&regrouped.lost);
+        self.lost_all.extend(&lost);
+        if self.lost_all.len() > self.retries {
+            bail!(
+                "processes {} were lost: more losses than --retries {} allows; the run was \
+                 abandoned",
+                list(&self.lost_all),
+                self.retries
+            );
+        }
+        let survivors = first(&regrouped.survivors);
+        let reports = (regrouped.survivors.iter())
+            .zip(&regrouped.reports)
+            .map(|(&process, bytes)| {
+                serde_json::from_slice(bytes)
+                    .map(|report| (process, report))
+                    .with_context(|| format!("reading the report of process {process}"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        self.attempt += 1;
+        writeln!(
+            std::io::stderr(),
+            "attempt {} goes on with processes {} of the hostfile, without process{} {} (this \
+             one is now process {})",
+            self.attempt,
+            list(&survivors),
+            if lost.len() == 1 { "" } else { "es" },
+            list(&lost),
+            regrouped.cluster.process()
+        )?;
+        *first_numbers = survivors;
+        Ok(Next {
+            cluster: regrouped.cluster,
+            attempt: self.attempt,
+            lost: regrouped.lost,
+            lost_processes: self.lost_all.clone(),
+            reports,
+        })
+    }
+}
+
+/// `0, 2, 3`.
+fn list(processes: &[usize]) -> String {
+    let texts: Vec<String> = processes.iter().map(usize::to_string).collect();
+    texts.join(", ")
 }
 
 /// Process `process` of the run that `hostfile` lists, with this run's

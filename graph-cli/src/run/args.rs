@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// Arguments of `taskgraph run`.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("recovering").args(["processes", "allow_shrink"]).multiple(true)))]
 pub(crate) struct Args {
     /// The graph (taskgraph-json/1, optionally gzip; `-` for standard input).
     pub(crate) file: PathBuf,
@@ -61,14 +62,22 @@ pub(crate) struct Args {
     /// day).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0, value_parser = crate::flags::seconds)]
     pub(crate) heartbeat_timeout: f64,
-    /// With `--processes`, how many times the run goes on after a worker
-    /// process is lost (killed, crashed, or silent past the heartbeat
+    /// With `--processes` (or `--allow-shrink`), how many processes the run
+    /// may lose and go on (killed, crashed, or silent past the heartbeat
     /// timeout): the survivors keep the results they hold, the lost ones
     /// are computed again as far back as needed, and the results are those
     /// of a run without the fault. 0 stops at the first loss.
-    #[arg(long, value_name = "R", default_value_t = 2, requires = "processes",
+    #[arg(long, value_name = "R", default_value_t = 2, requires = "recovering",
           value_parser = crate::flags::retries)]
     pub(crate) retries: usize,
+    /// With `--hostfile`, go on without a lost process (killed, crashed,
+    /// its host gone, or silent past the heartbeat timeout), as
+    /// `--processes` does: the survivors regroup, the lowest-numbered of
+    /// them gathering the others, and go on when they are a majority of
+    /// the processes (or half, with process 0); the lowest-numbered
+    /// survivor prints the results. Give it to every process of the run.
+    #[arg(long, requires = "hostfile", conflicts_with = "processes")]
+    pub(crate) allow_shrink: bool,
     /// Started by `--processes`: end when standard input closes (the
     /// supervisor has died).
     #[arg(long, hide = true)]
