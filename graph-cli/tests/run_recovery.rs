@@ -433,6 +433,19 @@ fn run_hostfile_killing(
     wait: Duration,
     args: &[&str],
 ) -> Vec<Ended> {
+    run_hostfile_signalling(file, processes, victims, "-9", wait, args)
+}
+
+/// As [`run_hostfile_killing`], sending the victims `how` (`-9`, or
+/// `-STOP`: frozen, then killed once the others have ended).
+fn run_hostfile_signalling(
+    file: &Path,
+    processes: usize,
+    victims: &[usize],
+    how: &str,
+    wait: Duration,
+    args: &[&str],
+) -> Vec<Ended> {
     let dir = file.parent().unwrap();
     let (hosts, _) = hostfile(dir, processes);
     let mut children: Vec<_> = (0..processes)
@@ -462,23 +475,34 @@ fn run_hostfile_killing(
     }
     std::thread::sleep(wait);
     for &victim in victims {
-        signal(children[victim].id(), "-9");
+        signal(children[victim].id(), how);
     }
-    children
-        .iter_mut()
-        .map(|child| {
+    let order: Vec<usize> = (0..processes)
+        .filter(|p| !victims.contains(p))
+        .chain(victims.iter().copied())
+        .collect();
+    let mut ended: Vec<(usize, Ended)> = order
+        .into_iter()
+        .map(|process| {
+            let child = &mut children[process];
+            if victims.contains(&process) && how != "-9" {
+                signal(child.id(), "-9");
+            }
             let (status, stderr) = finish(child, Duration::from_secs(120));
             let mut stdout = String::new();
             if let Some(pipe) = child.stdout.as_mut() {
                 std::io::Read::read_to_string(pipe, &mut stdout).unwrap();
             }
-            Ended {
+            let end = Ended {
                 code: status.code(),
                 report: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
                 stderr,
-            }
+            };
+            (process, end)
         })
-        .collect()
+        .collect();
+    ended.sort_by_key(|(process, _)| *process);
+    ended.into_iter().map(|(_, end)| end).collect()
 }
 
 #[test]
@@ -622,4 +646,28 @@ fn a_failing_task_ends_a_hostfile_run_that_allows_shrinking() {
             end.stderr
         );
     }
+}
+
+#[test]
+fn a_frozen_process_of_a_hostfile_run_is_left_behind_after_the_heartbeat_timeout() {
+    let dir = scratch("recovery-hostfile-frozen");
+    let file = graph(&dir, "tree");
+    let expected = local_results(&file);
+    let ended = run_hostfile_signalling(
+        &file,
+        3,
+        &[2],
+        "-STOP",
+        Duration::from_millis(300),
+        &["--allow-shrink", "--heartbeat-timeout", "1"],
+    );
+    assert_eq!(ended[0].code, Some(0), "{}", ended[0].stderr);
+    assert_eq!(ended[1].code, Some(0), "{}", ended[1].stderr);
+    assert_eq!(ended[0].report["results"], expected);
+    assert_eq!(ended[0].report["lost_processes"], serde_json::json!([2]));
+    assert!(
+        ended[0].stderr.contains("process 2 (") && ended[0].stderr.contains("has not answered"),
+        "{}",
+        ended[0].stderr
+    );
 }
