@@ -4,7 +4,12 @@ and a shuffle, worker process 1 killed (SIGKILL) halfway through the
 fault-free run's time once every process is connected. Linux only (reads
 /proc for the worker processes and their sockets).
 
-    python3 scripts/recovery_bench.py --taskgraph target/release/taskgraph [--repeat 3]
+    python3 scripts/recovery_bench.py --taskgraph target/release/taskgraph [--repeat 3] [--hostfile]
+
+With --hostfile, the four processes are started as a run across hosts
+(`--hostfile H --process I --allow-shrink`, on loopback ports), with no
+supervisor: the survivors regroup among themselves. The lost process's
+progress dies with it there, so the tasks it had run are not known.
 
 Prints, per graph: the fault-free median time, the median time with the
 fault and their ratio, the tasks the attempt after the loss ran, those of
@@ -20,6 +25,7 @@ import json
 import os
 import re
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -52,10 +58,12 @@ def sockets(pid):
     return count
 
 
-def run(taskgraph, graph, kill_after=None):
+def run(taskgraph, graph, kill_after=None, hostfile=False):
     """One run; with ``kill_after`` (seconds after every worker has
     connected), worker process 1 is killed then. Returns the wall time, the
     JSON report and the time from start to connected."""
+    if hostfile:
+        return run_hostfile(taskgraph, graph, kill_after)
     started = time.perf_counter()
     proc = subprocess.Popen(
         [taskgraph, "run", graph, "--json", "--processes", str(PROCESSES)],
@@ -85,10 +93,56 @@ def run(taskgraph, graph, kill_after=None):
     return wall, report, connected_at
 
 
+def free_ports(n):
+    held = [socket.socket() for _ in range(n)]
+    for s in held:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in held]
+    for s in held:
+        s.close()
+    return ports
+
+
+def run_hostfile(taskgraph, graph, kill_after):
+    """As ``run``, the processes started as a run across hosts that allows
+    shrinking; the wall time runs until every survivor has ended."""
+    hosts = os.path.join(os.path.dirname(graph), "hosts")
+    with open(hosts, "w") as f:
+        f.write("".join(f"127.0.0.1:{port}\n" for port in free_ports(PROCESSES)))
+    env = dict(os.environ, TASKGRAPH_SECRET="recovery-bench-secret-0123456789")
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [taskgraph, "run", graph, "--json", "--hostfile", hosts, "--process", str(i), "--allow-shrink"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(PROCESSES)
+    ]
+    wanted = 2 * (PROCESSES - 1)
+    while all(p.poll() is None for p in procs) and not all(sockets(p.pid) >= wanted for p in procs):
+        time.sleep(0.001)
+    connected_at = time.perf_counter() - started
+    if kill_after is not None and procs[1].poll() is None:
+        time.sleep(kill_after)
+        procs[1].kill()
+    outputs = [p.communicate() for p in procs]
+    wall = time.perf_counter() - started
+    for i, p in enumerate(procs):
+        if p.returncode != 0 and not (kill_after is not None and i == 1):
+            sys.exit(f"taskgraph process {i} failed ({p.returncode}): {outputs[i][1]}")
+    report = json.loads(outputs[0][0])
+    report["lost_ran"] = None
+    return wall, report, connected_at
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--taskgraph", default="target/release/taskgraph")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--hostfile", action="store_true", help="a run across hosts, with --allow-shrink")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="recovery-bench-")
     rows = []
@@ -97,23 +151,27 @@ def main():
         subprocess.run(
             [args.taskgraph, "generate", shape, "--tasks", "100000", "-o", graph], check=True, capture_output=True
         )
-        clean = [run(args.taskgraph, graph) for _ in range(args.repeat)]
+        clean = [run(args.taskgraph, graph, hostfile=args.hostfile) for _ in range(args.repeat)]
         t_clean = statistics.median(r[0] for r in clean)
         connect = statistics.median(r[2] for r in clean)
         expected = clean[0][1]["results"]
         tasks = clean[0][1]["tasks_run"]
         half = max((t_clean - connect) / 2, 0.0)
-        faulty = [run(args.taskgraph, graph, kill_after=half) for _ in range(args.repeat)]
+        faulty = [run(args.taskgraph, graph, kill_after=half, hostfile=args.hostfile) for _ in range(args.repeat)]
         for _, report, _ in faulty:
             assert report["results"] == expected, "the results differ from the fault-free run's"
             assert report["attempts"] == 2 and report["lost_processes"] == [1], report
         t_fault = statistics.median(r[0] for r in faulty)
         recomputed = statistics.median(r[1]["recomputed_tasks"] for r in faulty)
         attempt_tasks = statistics.median(r[1]["tasks_run"] for r in faulty)
-        lost_ran = statistics.median(r[1]["lost_ran"] for r in faulty)
-        worst = max(r[1]["recomputed_tasks"] / max(r[1]["lost_ran"], 1) for r in faulty)
+        if args.hostfile:
+            lost_ran, worst = None, None
+        else:
+            lost_ran = statistics.median(r[1]["lost_ran"] for r in faulty)
+            worst = max(r[1]["recomputed_tasks"] / max(r[1]["lost_ran"], 1) for r in faulty)
         rows.append((shape, tasks, t_clean, t_fault, attempt_tasks, recomputed, lost_ran, worst))
-    print(f"{PROCESSES} processes, worker process 1 killed halfway; median of {args.repeat}")
+    how = "a run across hosts (--allow-shrink)" if args.hostfile else "--processes"
+    print(f"{PROCESSES} processes ({how}), process 1 killed halfway; median of {args.repeat}")
     print(
         "| graph | tasks | fault-free | with the loss | ratio | attempt ran | recomputed "
         "| the lost process had run | recomputed / its work, worst run |"
@@ -122,7 +180,9 @@ def main():
     for shape, tasks, t_clean, t_fault, attempt_tasks, recomputed, lost_ran, worst in rows:
         print(
             f"| {shape} | {tasks} | {t_clean:.2f} s | {t_fault:.2f} s | {t_fault / t_clean:.2f}x "
-            f"| {attempt_tasks:.0f} | {recomputed:.0f} | {lost_ran:.0f} | {worst:.2f} |"
+            f"| {attempt_tasks:.0f} | {recomputed:.0f} "
+            f"| {'n/a' if lost_ran is None else f'{lost_ran:.0f}'} "
+            f"| {'n/a' if worst is None else f'{worst:.2f}'} |"
         )
 
 

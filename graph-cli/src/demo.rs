@@ -148,7 +148,7 @@ fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
     let file = dir.path().join("tree.json");
     graph_core::json::write_path(&graph, &file)?;
     let exe = std::env::current_exe().context("finding the taskgraph executable")?;
-    let supervisor = Command::new(exe)
+    let supervisor = Command::new(&exe)
         .arg("run")
         .arg(&file)
         .args(["--processes", "3", "--json"])
@@ -173,9 +173,66 @@ fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
     for line in String::from_utf8_lossy(&run.stderr).lines() {
         writeln!(out, "  {line}")?;
     }
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout)?;
     // The root sums the leaves 0..LEAVES.
     let expected = (LEAVES * (LEAVES - 1) / 2).to_string();
+    tell_recovered(out, &run.stdout, &expected, graph.len())?;
+    writeln!(
+        out,
+        "Lose a host: the same tree as a run across 3 hosts (a hostfile of loopback ports, every \
+         process given --allow-shrink, no supervisor), process 0 killed midway; as process 1 \
+         tells it:"
+    )?;
+    let addresses = crate::run::free_loopback_addresses(3)?;
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, addresses.join("\n") + "\n").context("writing the hostfile")?;
+    let secret = crate::run::fresh_secret()?;
+    let mut processes = Vec::new();
+    for process in 0..3 {
+        let child = Command::new(&exe)
+            .arg("run")
+            .arg(&file)
+            .args(["--json", "--allow-shrink", "--hostfile"])
+            .arg(&hosts)
+            .args(["--process", &process.to_string()])
+            .env(crate::run::SECRET_VARIABLE, &secret)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("starting taskgraph run --hostfile")?;
+        processes.push(child);
+    }
+    let pids: Vec<u32> = processes.iter().map(std::process::Child::id).collect();
+    wait_connected(&pids, 2 * (pids.len() - 1));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = Command::new("kill")
+        .args(["-9", &pids[0].to_string()])
+        .status();
+    let runs = processes
+        .into_iter()
+        .map(std::process::Child::wait_with_output)
+        .collect::<std::io::Result<Vec<_>>>()
+        .context("waiting for taskgraph run --hostfile")?;
+    for run in &runs[1..] {
+        if !run.status.success() {
+            bail!("{}", String::from_utf8_lossy(&run.stderr).trim());
+        }
+    }
+    for line in String::from_utf8_lossy(&runs[1].stderr).lines() {
+        writeln!(out, "  {line}")?;
+    }
+    tell_recovered(out, &runs[1].stdout, &expected, graph.len())
+}
+
+/// The root of a recovered run's `--json` report against `expected`, and
+/// how it went.
+fn tell_recovered(
+    out: &mut impl Write,
+    stdout: &[u8],
+    expected: &str,
+    tasks: usize,
+) -> anyhow::Result<()> {
+    let report: serde_json::Value = serde_json::from_slice(stdout)?;
     let got = report["results"][0][1].to_string();
     writeln!(
         out,
@@ -187,7 +244,7 @@ fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
         },
         report["attempts"],
         report["tasks_run"],
-        graph.len(),
+        tasks,
         report["lost_processes"],
     )?;
     Ok(())
@@ -206,7 +263,22 @@ fn workers_of(parent: u32, count: usize) -> Vec<u32> {
             .filter_map(|p| p.parse().ok())
             .collect()
     };
-    let sockets = |pid: u32| -> usize {
+    let workers = loop {
+        let workers = children(parent);
+        if workers.len() == count || started.elapsed() > std::time::Duration::from_secs(20) {
+            break workers;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    wait_connected(&workers, 2 * (count - 1) + 1);
+    workers
+}
+
+/// Waits until each of the processes `pids` has at least `sockets`
+/// sockets open, as far as `/proc` tells (at most 20 s).
+fn wait_connected(pids: &[u32], sockets: usize) {
+    let started = std::time::Instant::now();
+    let open = |pid: u32| -> usize {
         std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |entries| {
             entries
                 .filter_map(Result::ok)
@@ -217,13 +289,9 @@ fn workers_of(parent: u32, count: usize) -> Vec<u32> {
                 .count()
         })
     };
-    loop {
-        let workers = children(parent);
-        let connected =
-            workers.len() == count && workers.iter().all(|&w| sockets(w) > 2 * (count - 1));
-        if connected || started.elapsed() > std::time::Duration::from_secs(20) {
-            return workers;
-        }
+    while !pids.iter().all(|&pid| open(pid) >= sockets)
+        && started.elapsed() < std::time::Duration::from_secs(20)
+    {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }

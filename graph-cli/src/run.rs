@@ -9,8 +9,10 @@ mod recovery;
 mod report;
 mod supervise;
 
+pub(crate) use self::across::SECRET_VARIABLE;
 pub(crate) use self::args::Args;
 pub(crate) use self::local::execute;
+pub(crate) use self::supervise::{free_loopback_addresses, fresh_secret};
 
 /// Runs as the arguments say: here, as the supervisor of worker processes,
 /// or as one process of a run across hosts.

@@ -23,15 +23,16 @@ use super::report::{Across, Recovered, RunReport};
 use crate::assign::{AssignReport, Placer, place};
 use crate::signals::{INTERRUPTED, on_signal, stop};
 
-/// Process `process` of the run that `hostfile` lists: reads the graph,
-/// places and orders it as every other process does, runs its workers'
-/// share, and (process 0) prints the results. Ctrl-C (or SIGTERM), and for
-/// a process started by `--processes` its supervisor's death, end the run
 /// Where a process of a run across hosts finds the run's shared secret
 /// (unless `--secret-file` says).
 pub(crate) const SECRET_VARIABLE: &str = "TASKGRAPH_SECRET";
 
-/// with exit status 130.
+/// Process `process` of the run that `hostfile` lists: reads the graph,
+/// places and orders it as every other process does, runs its workers'
+/// share, and (process 0) prints the results. Ctrl-C (or SIGTERM), and for
+/// a process started by `--processes` its supervisor's death, end the run
+/// with exit status 130. With `--allow-shrink`, a lost process is left
+/// behind: the survivors regroup and go on.
 pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<()> {
     quiet_timely_panics();
     let cancel = CancelHandle::new();

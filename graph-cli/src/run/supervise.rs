@@ -82,7 +82,7 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
 
 /// 32 random bytes, in hex, for the workers of one run to prove themselves
 /// with; it reaches them through their environment only.
-fn fresh_secret() -> anyhow::Result<String> {
+pub(crate) fn fresh_secret() -> anyhow::Result<String> {
     let mut bytes = [0_u8; 32];
     getrandom::fill(&mut bytes)
         .map_err(|err| anyhow::anyhow!("no random numbers for the run's secret: {err}"))?;
@@ -634,7 +634,7 @@ fn signal_of(_status: ExitStatus) -> Option<i32> {
 }
 
 /// `n` loopback addresses whose ports were free a moment ago.
-fn free_loopback_addresses(n: usize) -> anyhow::Result<Vec<String>> {
+pub(crate) fn free_loopback_addresses(n: usize) -> anyhow::Result<Vec<String>> {
     let listeners = (0..n)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<Vec<_>>>()
