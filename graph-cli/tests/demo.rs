@@ -1,7 +1,8 @@
 //! `taskgraph demo` runs on its built-in graph and tells the whole story:
 //! the graph, optimization, rewriting, order, placement, run (on all cores
 //! and across two processes), picture, tasks that take time on one thread
-//! and on four, and a run that loses a process.
+//! and on four, and runs that lose a process (with a supervisor, and
+//! across hosts with none).
 
 mod common;
 
@@ -25,7 +26,8 @@ fn demo_tells_the_whole_story() {
         "  4 threads: ",
         "  the same results",
         "Lose a process: ",
-        "the sum of the leaves, as without the fault",
+        "Lose a host: ",
+        "without process 0 (this one is now process 0)",
     ] {
         assert!(
             run.stdout.contains(part),
@@ -33,6 +35,15 @@ fn demo_tells_the_whole_story() {
             run.stdout
         );
     }
+    // Both runs that lose a process give the root of the run without it.
+    assert_eq!(
+        run.stdout
+            .matches("the sum of the leaves, as without the fault")
+            .count(),
+        2,
+        "{}",
+        run.stdout
+    );
     for kind in ["order", "memorypressure", "worker", "collapsed"] {
         assert!(
             dir.join(format!("demo-{kind}.svg")).exists()

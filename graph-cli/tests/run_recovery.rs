@@ -607,14 +607,12 @@ fn hostfile_runs_stop_at_a_loss_without_allow_shrink_or_a_majority() {
         Duration::from_millis(300),
         &["--allow-shrink", "--retries", "0"],
     );
-    for process in 0..3 {
-        assert_eq!(ended[process].code, Some(2), "{}", ended[process].stderr);
+    for end in &ended[..3] {
+        assert_eq!(end.code, Some(2), "{}", end.stderr);
         assert!(
-            ended[process]
-                .stderr
-                .contains("more losses than --retries 0 allows"),
+            end.stderr.contains("more losses than --retries 0 allows"),
             "{}",
-            ended[process].stderr
+            end.stderr
         );
     }
 }

@@ -179,10 +179,10 @@ impl Monitor {
     pub(crate) fn watch(&self) -> Watch {
         let threads =
             std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
-        Watch {
+        Watch(Box::new(Kept {
             shared: Arc::clone(&self.shared),
             threads,
-        }
+        }))
     }
 }
 
@@ -191,7 +191,10 @@ impl Monitor {
 /// for alive while they regroup ([`regroup`](crate::regroup)), and the
 /// watch tells which processes are lost by then. Dropping it stops the
 /// heartbeats.
-pub struct Watch {
+pub struct Watch(Box<Kept>);
+
+/// What a [`Watch`] keeps going (boxed: a run's error stays small).
+struct Kept {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -201,9 +204,9 @@ impl Watch {
     /// connection closed without a goodbye, or silent past the heartbeat
     /// timeout.
     pub fn lost(&self) -> Vec<usize> {
-        let now_ms = self.shared.now_ms();
-        let timeout = self.shared.timeout.as_millis() as u64;
-        (self.shared.peers.iter().enumerate())
+        let now_ms = self.0.shared.now_ms();
+        let timeout = self.0.shared.timeout.as_millis() as u64;
+        (self.0.shared.peers.iter().enumerate())
             .filter_map(|(process, peer)| {
                 let peer = peer.as_ref()?;
                 let gone = peer.closed.load(Ordering::Acquire)
@@ -216,7 +219,7 @@ impl Watch {
     /// A process that said it stopped with an error of its own, if any:
     /// then the run ends, for every process.
     pub fn failed(&self) -> Option<usize> {
-        (self.shared.peers.iter().enumerate())
+        (self.0.shared.peers.iter().enumerate())
             .find(|(_, peer)| {
                 peer.as_ref()
                     .is_some_and(|peer| peer.said_failed.load(Ordering::Acquire))
@@ -226,7 +229,7 @@ impl Watch {
 
     /// The processes of the run, this one included.
     pub fn processes(&self) -> usize {
-        self.shared.peers.len()
+        self.0.shared.peers.len()
     }
 }
 
@@ -241,7 +244,8 @@ impl std::fmt::Debug for Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.shared.halt(&mut self.threads);
+        let kept = &mut *self.0;
+        kept.shared.halt(&mut kept.threads);
     }
 }
 

@@ -71,7 +71,7 @@ pub struct Regrouped {
 /// processes still alive and agrees with them on who goes on: every
 /// survivor gets the same [`Regrouped`], with the next attempt's cluster
 /// and every survivor's `report` (any bytes: what it holds). `watch` is
-/// the stopped run's ([`Stopped::watch`](crate::Stopped::watch)), and
+/// the stopped run's ([`Leftovers::take_watch`](crate::Leftovers::take_watch)), and
 /// `round` counts the regroups of the run (the same on every process), so
 /// that a process of another round is not taken in.
 ///
@@ -100,7 +100,9 @@ pub struct Regrouped {
 /// # let job = Job::new([], vec![0; 10]);
 /// let cluster = Cluster::from_hostfile("hosts".as_ref(), 1, 2)?.with_secret("a secret of 16 bytes+")?;
 /// if let Err(stopped) = run_keeping(graph, job, &cluster, make, None) {
-///     if let (Some(leftovers), Some(watch)) = (stopped.leftovers, stopped.watch) {
+///     if let Some(mut leftovers) = stopped.leftovers
+///         && let Some(watch) = leftovers.take_watch()
+///     {
 ///         let report = format!("{}", leftovers.held().len());
 ///         let regrouped = regroup(&cluster, &watch, 1, report.as_bytes())?;
 ///         println!("going on with processes {:?}", regrouped.survivors);
@@ -418,8 +420,7 @@ impl Gathering {
             address: address.clone(),
             error,
         };
-        let listener = crate::connect::resolve(address)
-            .and_then(TcpListener::bind)
+        let listener = TcpListener::bind(address.as_str())
             .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
             .map_err(listen_error)?;
         let stop = Arc::new(AtomicBool::new(false));

@@ -231,10 +231,6 @@ pub struct Stopped<V> {
     pub error: Error,
     /// What this process holds, after the loss of another process.
     pub leftovers: Option<Box<Leftovers<V>>>,
-    /// After the loss of another process, the run's heartbeats, still
-    /// going: what [`regroup`](crate::regroup) tells the survivors apart
-    /// by. Dropping it stops them.
-    pub watch: Option<crate::Watch>,
 }
 
 impl<V> From<graph_core::Error> for Stopped<V> {
@@ -248,18 +244,19 @@ impl<V> From<Error> for Stopped<V> {
         Stopped {
             error,
             leftovers: None,
-            watch: None,
         }
     }
 }
 
 /// What a process holds when another process of its run is lost: the tasks
 /// its workers ran, and the results they hold (their own, those sent to
-/// them, and at process 0 the outputs gathered).
-#[derive(Clone, Debug)]
+/// them, and at process 0 the outputs gathered); across processes, also
+/// the run's heartbeats, still going ([`Leftovers::take_watch`]).
+#[derive(Debug)]
 pub struct Leftovers<V> {
     pub(crate) finished: Vec<NodeId>,
     pub(crate) held: Vec<(NodeId, V)>,
+    pub(crate) watch: Option<crate::Watch>,
 }
 
 impl<V> Leftovers<V> {
@@ -276,6 +273,13 @@ impl<V> Leftovers<V> {
     /// The results this process holds, each once.
     pub fn into_held(self) -> Vec<(NodeId, V)> {
         self.held
+    }
+
+    /// The run's heartbeats, still going after the loss (a run across
+    /// processes only; once): what [`regroup`](crate::regroup) tells the
+    /// survivors apart by. Dropping it, or the leftovers, stops them.
+    pub fn take_watch(&mut self) -> Option<crate::Watch> {
+        self.watch.take()
     }
 
     /// Records in `holdings` that process `process` ran and holds these.
@@ -300,7 +304,11 @@ impl<V> Leftovers<V> {
         finished.sort_unstable();
         finished.dedup();
         held.sort_unstable_by_key(|(node, _)| *node);
-        Leftovers { finished, held }
+        Leftovers {
+            finished,
+            held,
+            watch: None,
+        }
     }
 }
 
@@ -569,24 +577,17 @@ where
         (Some(err), _) => err,
         (None, _) => return Ok(outcome),
     };
-    let kept = keep && dataflow::is_loss(&error);
-    let leftovers = kept.then(|| {
-        Box::new(Leftovers::merge(std::mem::take(
+    let leftovers = (keep && dataflow::is_loss(&error)).then(|| {
+        let mut leftovers = Leftovers::merge(std::mem::take(
             &mut *shared
                 .leftovers
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
-        )))
+        ));
+        leftovers.watch = shared.monitor.as_ref().map(Monitor::watch);
+        Box::new(leftovers)
     });
-    let watch = match &shared.monitor {
-        Some(monitor) if kept => Some(monitor.watch()),
-        _ => None,
-    };
-    Err(Stopped {
-        error,
-        leftovers,
-        watch,
-    })
+    Err(Stopped { error, leftovers })
 }
 
 /// Which error of the workers of a process to report, lowest first: a

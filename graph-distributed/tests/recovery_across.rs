@@ -102,7 +102,7 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
             "process {process}: {}",
             stopped.error
         );
-        let leftovers = stopped
+        let mut leftovers = stopped
             .leftovers
             .expect("a loss leaves what the process holds");
         for (node, value) in leftovers.held() {
@@ -112,7 +112,9 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
                 "process {process} holds {node:?}"
             );
         }
-        let watch = stopped.watch.expect("a loss keeps the heartbeats going");
+        let watch = leftovers
+            .take_watch()
+            .expect("a loss keeps the heartbeats going");
         survivors.push((leftovers, watch));
     }
 

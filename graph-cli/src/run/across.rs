@@ -99,20 +99,17 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             Ok(outcome) => break outcome,
             Err(stopped) => stopped,
         };
-        let Stopped {
-            error,
-            leftovers,
-            watch,
-        } = stopped;
+        let Stopped { error, leftovers } = stopped;
         if matches!(error, Error::Interrupted) {
             // The run has ended and removed its temporary files: nothing is
             // left to do but to say so, if anyone still listens.
             let _ = writeln!(std::io::stderr(), "{}", interrupted());
             std::process::exit(INTERRUPTED);
         }
-        let Some(leftovers) = leftovers else {
+        let Some(mut leftovers) = leftovers else {
             return Err(error.into());
         };
+        let watch = leftovers.take_watch();
         let report = recovery::Report {
             finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
             held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),

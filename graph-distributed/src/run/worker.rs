@@ -568,6 +568,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         Leftovers {
             finished: self.ran.clone().unwrap_or_default(),
             held,
+            watch: None,
         }
     }
 
