@@ -541,12 +541,23 @@ fn hostfile_runs_that_allow_shrinking_go_on_without_a_lost_process() {
                 );
                 if process == printer {
                     assert_eq!(end.report["results"], expected, "{case}");
+                    // The survivors heard what the lost process had run
+                    // (it ran for 300 ms), and count what runs again.
+                    let heard: u64 = end
+                        .stderr
+                        .split_once(" had run ")
+                        .and_then(|(_, rest)| rest.split_once(" tasks")?.0.parse().ok())
+                        .unwrap_or_else(|| panic!("{case}: {}", end.stderr));
+                    assert!(heard > 0, "{case}: {}", end.stderr);
+                    let recomputed = end.report["recomputed_tasks"].as_u64().unwrap();
+                    let ran = end.report["tasks_run"].as_u64().unwrap();
+                    assert!(recomputed <= ran, "{case}: {recomputed} > {ran}");
                     assert_eq!(end.report["attempts"], 2, "{case}");
                     assert_eq!(end.report["lost_processes"], serde_json::json!([victim]));
                     assert_eq!(end.report["processes"], processes - 1, "{case}");
                     assert!(
                         end.stderr.contains(&format!(
-                            "attempt 2 goes on with processes {} of the hostfile, without process {victim} (this one is now process 0)",
+                            "attempt 2 goes on with processes {} of the hostfile, without process {victim} (this one is now process 0); it had run ",
                             (0..processes)
                                 .filter(|&p| p != victim)
                                 .map(|p| p.to_string())

@@ -47,8 +47,13 @@ pub(crate) struct Connected {
 }
 
 /// Connects this process to the others of `cluster`, all of them agreeing
-/// on the job's `fingerprint`.
-pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connected, Error> {
+/// on the job's `fingerprint`; the heartbeats tell the others the tasks
+/// recorded in `told`.
+pub(crate) fn connect(
+    cluster: &Cluster,
+    fingerprint: [u8; 32],
+    told: Option<crate::Progress>,
+) -> Result<Connected, Error> {
     if cluster.addresses().len() <= 1 {
         let (builders, comms) = Communication::Process(cluster.threads())
             .try_build()
@@ -94,6 +99,7 @@ pub(crate) fn connect(cluster: &Cluster, fingerprint: [u8; 32]) -> Result<Connec
         clones,
         cluster.addresses(),
         cluster.heartbeat_timeout(),
+        told,
     )
     .map_err(|err| Error::Timely {
         message: format!("cannot start the heartbeats: {err}"),

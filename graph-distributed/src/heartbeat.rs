@@ -13,6 +13,14 @@
 //! *trips*: it records which process, and shuts the run's data connections
 //! down so that no thread of timely's waits on them for ever.
 //!
+//! Given the tasks this process runs as it runs them (a [`Progress`]), the
+//! beating thread also tells the others, every 50 ms at most, which tasks
+//! it has run since it last told (`R`, a count, and as many task numbers),
+//! so that the survivors of a loss know what the lost process had done.
+//! Everything a process writes to another goes through one queue per
+//! connection, so that a frame a full buffer cut short is finished before
+//! anything else is sent, and the reader never loses its place.
+//!
 //! After a loss the heartbeats can outlive the run ([`Watch`]): the
 //! survivors go on beating while they regroup, so that which processes are
 //! lost stays known, by the same measure, until the next attempt begins.
@@ -24,11 +32,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::Error;
+use graph_core::NodeId;
+
+use crate::{Error, Progress};
 
 const BEAT: u8 = b'.';
 const GOODBYE: u8 = b'G';
 const FAILED: u8 = b'E';
+const RAN: u8 = b'R';
+
+/// The most task numbers in one `R` frame; a frame saying more is not
+/// from a process of this run, and what follows it is not read.
+const RAN_FRAME: usize = 1 << 14;
 
 /// How often a reader looks whether the monitor stops.
 const READ_SLICE: Duration = Duration::from_millis(200);
@@ -68,6 +83,8 @@ struct Shared {
     tripped: AtomicBool,
     trip: Mutex<Option<Trip>>,
     stop: AtomicBool,
+    /// The tasks this process runs, to tell the others.
+    progress: Option<Progress>,
 }
 
 struct Peer {
@@ -79,17 +96,23 @@ struct Peer {
     said_failed: AtomicBool,
     /// Its connection closed (or broke).
     closed: AtomicBool,
+    /// What is still to be written to it, in order.
+    out: Mutex<Vec<u8>>,
+    /// The tasks it said it ran.
+    heard: Mutex<Vec<NodeId>>,
 }
 
 impl Monitor {
     /// Starts the heartbeats over `beats` (one connection per other
     /// process, `None` at this process's index); `data` are clones of the
-    /// run's data connections.
+    /// run's data connections. The tasks recorded in `progress` are told to
+    /// the others as they run.
     pub(crate) fn start(
         beats: Vec<Option<TcpStream>>,
         data: Vec<TcpStream>,
         addresses: &[String],
         timeout: Duration,
+        progress: Option<Progress>,
     ) -> Result<Monitor, std::io::Error> {
         let mut peers = Vec::with_capacity(beats.len());
         let mut readers = Vec::new();
@@ -107,6 +130,8 @@ impl Monitor {
                 said_goodbye: AtomicBool::new(false),
                 said_failed: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
+                out: Mutex::new(Vec::new()),
+                heard: Mutex::new(Vec::new()),
             }));
         }
         let shared = Arc::new(Shared {
@@ -118,6 +143,7 @@ impl Monitor {
             tripped: AtomicBool::new(false),
             trip: Mutex::new(None),
             stop: AtomicBool::new(false),
+            progress,
         });
         let mut threads = Vec::new();
         let beating = Arc::clone(&shared);
@@ -227,6 +253,19 @@ impl Watch {
             .map(|(process, _)| process)
     }
 
+    /// The tasks `process` said it ran (all but those of its last 50 ms or
+    /// so), in the order it said; none for this process or one out of
+    /// range.
+    pub fn heard(&self, process: usize) -> Vec<NodeId> {
+        let Some(Some(peer)) = self.0.shared.peers.get(process) else {
+            return Vec::new();
+        };
+        peer.heard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// The processes of the run, this one included.
     pub fn processes(&self) -> usize {
         self.0.shared.peers.len()
@@ -293,7 +332,29 @@ impl Shared {
     /// Sends `word` to every other process.
     fn say(&self, word: u8) {
         for peer in self.peers.iter().flatten() {
-            let _ = (&peer.stream).write_all(&[word]);
+            send(peer, &[word]);
+        }
+    }
+
+    /// Tells every other process the tasks this one has run since it last
+    /// told.
+    fn tell_progress(&self) {
+        let Some(progress) = &self.progress else {
+            return;
+        };
+        let ran = progress.take();
+        for chunk in ran.chunks(RAN_FRAME) {
+            let mut frame = Vec::with_capacity(5 + 4 * chunk.len());
+            frame.push(RAN);
+            frame.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+            for node in chunk {
+                frame.extend_from_slice(&node.as_u32().to_le_bytes());
+            }
+            for peer in self.peers.iter().flatten() {
+                if !peer.said_goodbye.load(Ordering::Relaxed) {
+                    send(peer, &frame);
+                }
+            }
         }
     }
 
@@ -375,12 +436,11 @@ impl Shared {
                 next = now + interval;
                 for peer in self.peers.iter().flatten() {
                     if !peer.said_goodbye.load(Ordering::Relaxed) {
-                        // A frozen peer's full buffer makes this time out,
-                        // never block for long; its silence is what counts.
-                        let _ = (&peer.stream).write_all(&[BEAT]);
+                        send(peer, &[BEAT]);
                     }
                 }
             }
+            self.tell_progress();
             let now_ms = self.now_ms();
             for (process, peer) in self.peers.iter().enumerate() {
                 let Some(peer) = peer else { continue };
@@ -403,18 +463,14 @@ impl Shared {
     fn read(&self, process: usize, mut stream: TcpStream) {
         let peer = self.peers[process].as_ref().expect("a reader per peer");
         let _ = stream.set_read_timeout(Some(READ_SLICE));
-        let mut buf = [0_u8; 64];
+        let mut buf = [0_u8; 4096];
+        let mut words = Words::default();
         while !self.stop.load(Ordering::Relaxed) {
             match stream.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     peer.last_beat.store(self.now_ms(), Ordering::Relaxed);
-                    if buf[..n].contains(&GOODBYE) {
-                        peer.said_goodbye.store(true, Ordering::Relaxed);
-                    }
-                    if buf[..n].contains(&FAILED) {
-                        peer.said_failed.store(true, Ordering::Release);
-                    }
+                    words.take(&buf[..n], peer);
                 }
                 Err(err) if crate::handshake::is_timeout(&err) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
@@ -430,6 +486,89 @@ impl Shared {
                 false => Trip::Lost { process },
             });
         }
+    }
+}
+
+/// Writes what is queued for `peer` and then `bytes`, as far as its
+/// connection takes them before the write timeout; the rest waits for the
+/// next send. A frozen peer's full buffer makes this time out, never block
+/// for long: its silence is what counts.
+fn send(peer: &Peer, bytes: &[u8]) {
+    let mut out = peer.out.lock().unwrap_or_else(PoisonError::into_inner);
+    out.extend_from_slice(bytes);
+    let mut sent = 0;
+    while sent < out.len() {
+        match (&peer.stream).write(&out[sent..]) {
+            Ok(0) => break,
+            Ok(n) => sent += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    out.drain(..sent);
+}
+
+/// The little-endian `u32` at `at` in `bytes`, if they go that far.
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    let word: [u8; 4] = bytes.get(at..at + 4)?.try_into().ok()?;
+    Some(u32::from_le_bytes(word))
+}
+
+/// What a reader has read of another process's words, across reads.
+#[derive(Default)]
+struct Words {
+    /// Bytes of a frame not yet whole.
+    partial: Vec<u8>,
+    /// Set once a frame was not from a process of this run: then nothing
+    /// more is made of what comes but that it comes.
+    lost_place: bool,
+}
+
+impl Words {
+    /// Takes in `bytes`, recording in `peer` what they say.
+    fn take(&mut self, bytes: &[u8], peer: &Peer) {
+        if self.lost_place {
+            return;
+        }
+        self.partial.extend_from_slice(bytes);
+        let mut at = 0;
+        while let Some(&word) = self.partial.get(at) {
+            match word {
+                RAN => {
+                    let Some(count) = u32_at(&self.partial, at + 1) else {
+                        break;
+                    };
+                    let count = count as usize;
+                    if count > RAN_FRAME {
+                        self.lost_place = true;
+                        self.partial = Vec::new();
+                        return;
+                    }
+                    let end = at + 5 + 4 * count;
+                    if self.partial.len() < end {
+                        break;
+                    }
+                    let mut heard = peer.heard.lock().unwrap_or_else(PoisonError::into_inner);
+                    heard.extend(
+                        (at + 5..end)
+                            .step_by(4)
+                            .filter_map(|i| u32_at(&self.partial, i))
+                            .map(NodeId::from_u32),
+                    );
+                    at = end;
+                }
+                GOODBYE => {
+                    peer.said_goodbye.store(true, Ordering::Relaxed);
+                    at += 1;
+                }
+                FAILED => {
+                    peer.said_failed.store(true, Ordering::Release);
+                    at += 1;
+                }
+                _ => at += 1,
+            }
+        }
+        self.partial.drain(..at);
     }
 }
 

@@ -453,6 +453,9 @@ where
     for node in job.outputs() {
         is_output[node.index()] = true;
     }
+    // A run that may go on after a loss tells the other processes what it
+    // runs, so that they know it should it be lost.
+    let told = (keep && cluster.processes() > 1).then(crate::Progress::new);
     let fingerprint = if cluster.processes() > 1 {
         if *cluster.auth() == Auth::Unset {
             return Err(Error::NoSecret.into());
@@ -465,7 +468,7 @@ where
         builders,
         comms,
         monitor,
-    } = connect(cluster, fingerprint)?;
+    } = connect(cluster, fingerprint, told.clone())?;
     let threads = builders.len();
     // Which tasks each worker thread of this process runs.
     let mine = (first_worker..first_worker + threads)
@@ -513,6 +516,7 @@ where
         monitor,
         cancel: cluster.cancel().cloned(),
         progress: cluster.progress().cloned(),
+        told,
     });
     let guards = {
         let shared = Arc::clone(&shared);
@@ -656,6 +660,9 @@ struct Shared<V> {
     cancel: Option<CancelHandle>,
     /// Where the tasks run are recorded as they finish, if anywhere.
     progress: Option<crate::Progress>,
+    /// Where the tasks run are recorded for the heartbeats to tell the
+    /// other processes ([`run_keeping`] across processes).
+    told: Option<crate::Progress>,
 }
 
 type WorkerResult<V> = Result<Option<Outcome<V>>, Error>;

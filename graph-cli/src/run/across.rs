@@ -110,9 +110,19 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             return Err(error.into());
         };
         let watch = leftovers.take_watch();
+        let numbers = |nodes: &[NodeId]| nodes.iter().map(|n| n.as_u32()).collect();
         let report = recovery::Report {
-            finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
+            finished: numbers(leftovers.finished()),
             held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
+            // Without a supervisor, what a lost process ran is known only
+            // from what it told the others.
+            heard: match (&shrink, &watch) {
+                (Some(_), Some(watch)) => (0..cluster.processes())
+                    .filter(|&p| p != cluster.process())
+                    .map(|p| (p, numbers(&watch.heard(p))))
+                    .collect(),
+                _ => Vec::new(),
+            },
         };
         let next = if let Some(instructions) = &instructions {
             // What this process holds goes to the supervisor, which says
@@ -136,7 +146,8 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         };
         let mut holdings = Holdings::new(graph.len());
         for (process, report) in &next.reports {
-            for &node in &report.finished {
+            let heard = report.heard.iter().flat_map(|(_, ran)| ran);
+            for &node in report.finished.iter().chain(heard) {
                 holdings.finished(NodeId::from_u32(node));
             }
             for &node in &report.held {
@@ -302,7 +313,7 @@ impl Shrink {
             );
         }
         let survivors = first(&regrouped.survivors);
-        let reports = (regrouped.survivors.iter())
+        let reports: Vec<(usize, recovery::Report)> = (regrouped.survivors.iter())
             .zip(&regrouped.reports)
             .map(|(&process, bytes)| {
                 serde_json::from_slice(bytes)
@@ -314,12 +325,14 @@ impl Shrink {
         writeln!(
             std::io::stderr(),
             "attempt {} goes on with processes {} of the hostfile, without process{} {} (this \
-             one is now process {})",
+             one is now process {}); {} had run {} tasks, as far as the survivors heard",
             self.attempt,
             list(&survivors),
             if lost.len() == 1 { "" } else { "es" },
             list(&lost),
-            regrouped.cluster.process()
+            regrouped.cluster.process(),
+            if lost.len() == 1 { "it" } else { "they" },
+            heard_from(&reports, &regrouped.lost),
         )?;
         *first_numbers = survivors;
         Ok(Next {
@@ -330,6 +343,20 @@ impl Shrink {
             reports,
         })
     }
+}
+
+/// How many tasks the processes `lost` had run, as the survivors heard
+/// from them (each counted once).
+fn heard_from(reports: &[(usize, recovery::Report)], lost: &[usize]) -> usize {
+    let mut ran: Vec<u32> = reports
+        .iter()
+        .flat_map(|(_, report)| &report.heard)
+        .filter(|(process, _)| lost.contains(process))
+        .flat_map(|(_, ran)| ran.iter().copied())
+        .collect();
+    ran.sort_unstable();
+    ran.dedup();
+    ran.len()
 }
 
 /// `0, 2, 3`.

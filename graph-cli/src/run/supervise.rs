@@ -577,7 +577,7 @@ impl Recovery {
                 current,
                 Report {
                     finished,
-                    held: Vec::new(),
+                    ..Report::default()
                 },
             ));
         }

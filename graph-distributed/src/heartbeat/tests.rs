@@ -3,6 +3,8 @@
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use graph_core::NodeId;
+
 use super::Monitor;
 use crate::Error;
 
@@ -33,8 +35,9 @@ fn wait_for_problem(monitor: &Monitor, limit: Duration) -> Option<Error> {
 fn two_monitors_keep_each_other_alive_and_a_goodbye_is_not_a_death() {
     let (a, b) = pair();
     let timeout = Duration::from_millis(300);
-    let zero = Monitor::start(vec![None, Some(a)], Vec::new(), &addresses(), timeout).unwrap();
-    let one = Monitor::start(vec![Some(b), None], Vec::new(), &addresses(), timeout).unwrap();
+    let zero =
+        Monitor::start(vec![None, Some(a)], Vec::new(), &addresses(), timeout, None).unwrap();
+    let one = Monitor::start(vec![Some(b), None], Vec::new(), &addresses(), timeout, None).unwrap();
     assert!(wait_for_problem(&zero, Duration::from_secs(1)).is_none());
     one.goodbye();
     std::thread::sleep(Duration::from_millis(100));
@@ -48,7 +51,8 @@ fn a_silent_process_is_named() {
     let (data, _data_peer) = pair();
     let probe = data.try_clone().unwrap();
     let timeout = Duration::from_millis(200);
-    let zero = Monitor::start(vec![None, Some(a)], vec![data], &addresses(), timeout).unwrap();
+    let zero =
+        Monitor::start(vec![None, Some(a)], vec![data], &addresses(), timeout, None).unwrap();
     let problem = wait_for_problem(&zero, Duration::from_secs(5)).expect("it trips");
     assert!(
         matches!(&problem, Error::Silent { process: 1, address, .. } if address == "127.0.0.1:2"),
@@ -68,6 +72,7 @@ fn a_closed_connection_without_goodbye_is_a_lost_process() {
         Vec::new(),
         &addresses(),
         Duration::from_secs(30),
+        None,
     )
     .unwrap();
     drop(b);
@@ -76,4 +81,94 @@ fn a_closed_connection_without_goodbye_is_a_lost_process() {
         problem.to_string(),
         "process 1 (127.0.0.1:2) went away before the run finished (did it die?)"
     );
+}
+
+#[test]
+fn what_a_process_runs_reaches_the_others_in_frames_of_any_size() {
+    let (a, b) = pair();
+    let timeout = Duration::from_millis(400);
+    let progress = crate::Progress::new();
+    let zero =
+        Monitor::start(vec![None, Some(a)], Vec::new(), &addresses(), timeout, None).unwrap();
+    let one = Monitor::start(
+        vec![Some(b), None],
+        Vec::new(),
+        &addresses(),
+        timeout,
+        Some(progress.clone()),
+    )
+    .unwrap();
+    // More than a frame holds, and more than a read takes in at once.
+    let ran: Vec<NodeId> = (0..40_000).map(NodeId::new).collect();
+    for &node in &ran[..3] {
+        progress.ran(node);
+    }
+    let watch = zero.watch();
+    let started = Instant::now();
+    while watch.heard(1).len() < 3 && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(watch.heard(1), ran[..3]);
+    for &node in &ran[3..] {
+        progress.ran(node);
+    }
+    while watch.heard(1).len() < ran.len() && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(watch.heard(1), ran);
+    assert!(watch.heard(0).is_empty() && watch.heard(7).is_empty());
+    // Task numbers whose bytes are those of a goodbye or a failure are
+    // read as numbers.
+    assert_eq!(watch.failed(), None);
+    // Frames between beats are beats too: nobody is taken for lost, and a
+    // goodbye after them is read as one.
+    assert!(watch.lost().is_empty());
+    one.goodbye();
+    std::thread::sleep(Duration::from_millis(100));
+    drop(one);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(watch.lost().is_empty(), "{:?}", watch.lost());
+    assert!(zero.problem().is_none());
+}
+
+#[test]
+fn a_frame_no_process_of_the_run_sends_is_not_read_past() {
+    let (a, mut b) = pair();
+    let zero = Monitor::start(
+        vec![None, Some(a)],
+        Vec::new(),
+        &addresses(),
+        Duration::from_millis(300),
+        None,
+    )
+    .unwrap();
+    let watch = zero.watch();
+    // A count past any frame's, then more: nothing is recorded or kept,
+    // but what comes still says the process is there.
+    std::io::Write::write_all(&mut b, &[b'R', 0xff, 0xff, 0xff, 0x7f]).unwrap();
+    for _ in 0..8 {
+        std::io::Write::write_all(&mut b, b"R\x01\x00\x00\x00\x05\x00\x00\x00.").unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(watch.heard(1).is_empty());
+    assert!(watch.lost().is_empty());
+    assert!(zero.problem().is_none());
+}
+
+#[test]
+fn one_that_stopped_with_its_own_error_is_not_lost_but_failed() {
+    let (a, b) = pair();
+    let timeout = Duration::from_secs(30);
+    let zero =
+        Monitor::start(vec![None, Some(a)], Vec::new(), &addresses(), timeout, None).unwrap();
+    let one = Monitor::start(vec![Some(b), None], Vec::new(), &addresses(), timeout, None).unwrap();
+    let watch = zero.watch();
+    one.failing();
+    drop(one);
+    let problem = wait_for_problem(&zero, Duration::from_secs(5)).expect("it trips");
+    assert!(
+        matches!(problem, Error::PeerFailed { process: 1, .. }),
+        "{problem}"
+    );
+    assert_eq!(watch.failed(), Some(1));
 }

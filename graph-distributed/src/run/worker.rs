@@ -370,6 +370,9 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
         if let Some(progress) = &self.shared.progress {
             progress.ran(node);
         }
+        if let Some(told) = &self.shared.told {
+            told.ran(node);
+        }
         let bytes = runner.bytes(node, &value);
         // Pieces bound memory under a limit; without one, only results too
         // large for one frame go in pieces.
