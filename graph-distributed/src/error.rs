@@ -195,6 +195,21 @@ pub enum Error {
         /// The processes of that run.
         processes: usize,
     },
+    /// More processes were lost than a run allows
+    /// ([`run_recovering`](crate::run_recovering)'s `retries`).
+    #[error(
+        "process{} {} {} lost: more losses than the {retries} allowed; the run was abandoned",
+        if lost.len() == 1 { "" } else { "es" },
+        ProcessList(lost),
+        if lost.len() == 1 { "was" } else { "were" }
+    )]
+    TooManyLosses {
+        /// The processes lost, by their numbers in the first attempt, in
+        /// the order they were lost.
+        lost: Vec<usize>,
+        /// How many losses were allowed.
+        retries: usize,
+    },
     /// Regrouping after a loss failed: the process that gathered the
     /// survivors went away, or said something that cannot be read.
     #[error("regrouping after a loss: {detail}")]

@@ -63,6 +63,14 @@ impl Job {
         self
     }
 
+    /// The same job with another placement (one worker per task): an
+    /// attempt's after a loss
+    /// ([`Recovery::attempt_placement`](crate::Recovery::attempt_placement)).
+    pub fn with_placement(mut self, placement: Vec<u32>) -> Job {
+        self.placement = placement;
+        self
+    }
+
     /// The memory limit of each process, if any.
     pub fn memory_limit(&self) -> Option<u64> {
         self.memory_limit

@@ -38,7 +38,7 @@
 //! supervisor, the survivors find each other with [`regroup`]: the run's
 //! heartbeats go on ([`Watch`]), and the survivor of the lowest number
 //! gathers the others' reports and tells each the next attempt's
-//! [`Cluster`].
+//! [`Cluster`]; [`run_recovering`] does all of it, attempt after attempt.
 
 mod cluster;
 mod connect;
@@ -53,6 +53,7 @@ mod job;
 mod message;
 mod prepared;
 mod progress;
+mod recovering;
 mod recovery;
 mod regroup;
 mod run;
@@ -67,6 +68,7 @@ pub use heartbeat::Watch;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use progress::Progress;
+pub use recovering::{Recovered, Recovering, run_recovering};
 pub use recovery::{Holdings, Recovery, plan_recovery};
 pub use regroup::{Regrouped, regroup};
 pub use run::{

@@ -275,6 +275,30 @@ impl<V> Leftovers<V> {
         self.held
     }
 
+    /// The results of `plan`'s fetch list that this process, `process` of
+    /// the stopped attempt, feeds into the next ([`Attempt::new`]).
+    pub fn into_fed(self, plan: &crate::Recovery, process: u32) -> Vec<(NodeId, V)> {
+        let mut from_here = vec![
+            false;
+            self.held
+                .iter()
+                .map(|(n, _)| n.index() + 1)
+                .max()
+                .unwrap_or(0)
+        ];
+        for &(node, from) in &plan.fetch {
+            if from == process
+                && let Some(slot) = from_here.get_mut(node.index())
+            {
+                *slot = true;
+            }
+        }
+        self.held
+            .into_iter()
+            .filter(|(node, _)| from_here.get(node.index()).copied().unwrap_or(false))
+            .collect()
+    }
+
     /// The run's heartbeats, still going after the loss (a run across
     /// processes only; once): what [`regroup`](crate::regroup) tells the
     /// survivors apart by. Dropping it, or the leftovers, stops them.

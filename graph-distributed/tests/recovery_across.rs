@@ -19,7 +19,7 @@ use graph_core::generate::{self, Rng};
 use graph_core::{NodeId, TaskGraph};
 use graph_distributed::{
     Attempt, CancelHandle, Error, Holdings, Job, Runner, RunnerError, plan_recovery, regroup,
-    run_attempt, run_keeping,
+    run_attempt, run_keeping, run_recovering,
 };
 use graph_exec::TaskFailure;
 use recovery_common::{Mix, oracle};
@@ -177,4 +177,76 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
         assert_eq!(*value, values[node.index()], "output {node:?}");
     }
     assert_eq!(outcome.tasks_run(), planned);
+}
+
+#[test]
+fn run_recovering_goes_on_among_the_survivors_with_the_same_figures_on_each() {
+    let graph = Arc::new(generate::random_dag(240, 11));
+    let n = graph.len();
+    let values = oracle(&graph);
+    let mut rng = Rng::new(3);
+    let placement: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+    let outputs: Vec<NodeId> = graph
+        .leaf_keys()
+        .unwrap()
+        .iter()
+        .map(|k| graph.node_id(k).unwrap())
+        .collect();
+    let job = Job::new(outputs.clone(), placement);
+    let addresses = loopback(3);
+    let stop = CancelHandle::new();
+    // `RAN` counts the tasks of every test of this file.
+    let before = RAN.load(Ordering::SeqCst);
+    let handles: Vec<_> = (0..3)
+        .map(|process| {
+            let mut cluster = member(&addresses, process, 1);
+            if process == 0 {
+                // The one that gathers the results is the one lost.
+                cluster = cluster.with_cancel(stop.clone());
+            }
+            let (graph, job) = (Arc::clone(&graph), job.clone());
+            thread::spawn(move || {
+                let mut steps = Vec::new();
+                let result = run_recovering(graph, job, &cluster, make, 1, |step| {
+                    steps.push(format!("{step:?}"));
+                });
+                (result, steps)
+            })
+        })
+        .collect();
+    while RAN.load(Ordering::SeqCst) < before + 60 {
+        thread::sleep(Duration::from_millis(1));
+    }
+    stop.cancel();
+    let mut results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let (lost, _) = results.remove(0);
+    assert!(matches!(lost, Err(Error::Interrupted)), "{lost:?}");
+    let mut figures = Vec::new();
+    for (process, (result, steps)) in results.into_iter().enumerate() {
+        let recovered = result.unwrap_or_else(|err| panic!("process {}: {err}", process + 1));
+        assert_eq!(recovered.attempts, 2);
+        assert_eq!(recovered.lost_processes, [0]);
+        assert_eq!(recovered.cluster.processes(), 2);
+        assert_eq!(recovered.cluster.process(), process);
+        assert!(steps[0].starts_with("Stopped"), "{steps:?}");
+        assert!(
+            steps[1].contains("survivors: [1, 2], lost: [0]"),
+            "{steps:?}"
+        );
+        assert!(steps[2].starts_with("Planned"), "{steps:?}");
+        figures.push(recovered.recomputed_tasks);
+        match recovered.outcome {
+            // Process 1 of the first attempt is 0 of the second: it has
+            // the outputs.
+            Some(outcome) => {
+                assert_eq!(process, 0);
+                assert_eq!(outcome.values.len(), outputs.len());
+                for (node, value) in &outcome.values {
+                    assert_eq!(*value, values[node.index()], "output {node:?}");
+                }
+            }
+            None => assert_eq!(process, 1),
+        }
+    }
+    assert_eq!(figures[0], figures[1], "every survivor counts alike");
 }

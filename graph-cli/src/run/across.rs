@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use graph_core::{Key, NodeId, TaskGraph};
 use graph_distributed::{
-    Attempt, CancelHandle, Cluster, ClusterProblem, Error, Holdings, Job, Runner, RunnerError,
-    Stopped,
+    Attempt, CancelHandle, Cluster, ClusterProblem, Error, Holdings, Job, Recovering, Runner,
+    RunnerError, Stopped,
 };
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
@@ -41,7 +41,6 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         on_signal(move || stop(&cancel, interrupted()));
     }
     let instructions = args.supervised.then(|| watch_supervisor(cancel.clone()));
-    let mut shrink = args.allow_shrink.then(|| Shrink::new(args.retries));
     let threads = args.threads.max(1);
     let progress = args.supervised.then(|| {
         let progress = graph_distributed::Progress::new();
@@ -70,132 +69,104 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         }
     };
     let priorities = priorities_for(&graph)?;
-    let job_with = |placement: Vec<u32>| {
-        let job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities.clone());
-        match args.memory_limit {
-            Some(bytes) => job.with_memory_limit(bytes),
-            None => job,
-        }
-    };
-    let mut job = job_with(placement);
+    let mut job = Job::new(outputs.iter().copied(), placement).with_priorities(priorities);
+    if let Some(bytes) = args.memory_limit {
+        job = job.with_memory_limit(bytes);
+    }
     let started = Instant::now();
     let mut recovered = Recovered::default();
     let mut attempt = None;
-    let outcome = loop {
-        let runner = runner_for(&keys);
-        let keep = instructions.is_some() || shrink.is_some();
-        let result = match keep {
-            true => graph_distributed::run_keeping(
-                Arc::clone(&graph),
-                job.clone(),
-                &cluster,
-                runner,
-                attempt.take(),
-            ),
-            false => graph_distributed::run(Arc::clone(&graph), job.clone(), &cluster, runner)
-                .map_err(Stopped::from),
+    let outcome = if args.allow_shrink {
+        let shrunk = shrinking(&graph, job, &cluster, &keys, args.retries)?;
+        recovered = Recovered {
+            attempts: shrunk.attempts,
+            lost_processes: shrunk.lost_processes,
+            recomputed_tasks: shrunk.recomputed_tasks,
         };
-        let stopped = match result {
-            Ok(outcome) => break outcome,
-            Err(stopped) => stopped,
-        };
-        let Stopped { error, leftovers } = stopped;
-        if matches!(error, Error::Interrupted) {
-            // The run has ended and removed its temporary files: nothing is
-            // left to do but to say so, if anyone still listens.
-            let _ = writeln!(std::io::stderr(), "{}", interrupted());
-            std::process::exit(INTERRUPTED);
-        }
-        let Some(mut leftovers) = leftovers else {
-            return Err(error.into());
-        };
-        let watch = leftovers.take_watch();
-        let numbers = |nodes: &[NodeId]| nodes.iter().map(|n| n.as_u32()).collect();
-        let report = recovery::Report {
-            finished: numbers(leftovers.finished()),
-            held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
-            // Without a supervisor, what a lost process ran is known only
-            // from what it told the others.
-            heard: match (&shrink, &watch) {
-                (Some(_), Some(watch)) => (0..cluster.processes())
-                    .filter(|&p| p != cluster.process())
-                    .map(|p| (p, numbers(&watch.heard(p))))
-                    .collect(),
-                _ => Vec::new(),
-            },
-        };
-        let next = if let Some(instructions) = &instructions {
-            // What this process holds goes to the supervisor, which says
-            // how the run goes on (or closes the pipe: it does not).
-            let line = serde_json::to_string(&report)?;
-            writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;
-            let Ok(instruction) = instructions.recv() else {
+        cluster = shrunk.cluster;
+        shrunk.outcome
+    } else {
+        loop {
+            let runner = runner_for(&keys);
+            let result = match instructions.is_some() {
+                true => graph_distributed::run_keeping(
+                    Arc::clone(&graph),
+                    job.clone(),
+                    &cluster,
+                    runner,
+                    attempt.take(),
+                ),
+                false => graph_distributed::run(Arc::clone(&graph), job.clone(), &cluster, runner)
+                    .map_err(Stopped::from),
+            };
+            let stopped = match result {
+                Ok(outcome) => break outcome,
+                Err(stopped) => stopped,
+            };
+            let Stopped { error, leftovers } = stopped;
+            if matches!(error, Error::Interrupted) {
+                // The run has ended and removed its temporary files: nothing is
+                // left to do but to say so, if anyone still listens.
+                let _ = writeln!(std::io::stderr(), "{}", interrupted());
+                std::process::exit(INTERRUPTED);
+            }
+            let Some(leftovers) = leftovers else {
                 return Err(error.into());
             };
-            Next {
-                cluster: join(&instruction.hostfile, instruction.process)?,
-                attempt: instruction.attempt,
-                lost: instruction.lost,
-                lost_processes: instruction.lost_processes,
-                reports: instruction.reports,
+            let Some(instructions) = &instructions else {
+                return Err(error.into());
+            };
+            // What this process holds goes to the supervisor, which says how
+            // the run goes on (or closes the pipe: it does not).
+            let report = recovery::Report {
+                finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
+                held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
+            };
+            let line = serde_json::to_string(&report)?;
+            writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;
+            let Ok(next) = instructions.recv() else {
+                return Err(error.into());
+            };
+            let mut holdings = Holdings::new(graph.len());
+            for (process, report) in &next.reports {
+                for &node in &report.finished {
+                    holdings.finished(NodeId::from_u32(node));
+                }
+                for &node in &report.held {
+                    holdings.hold(NodeId::from_u32(node), *process as u32);
+                }
             }
-        } else if let (Some(shrink), Some(watch)) = (&mut shrink, watch) {
-            shrink.regroup(&cluster, &watch, &error, &report)?
-        } else {
-            return Err(error.into());
-        };
-        let mut holdings = Holdings::new(graph.len());
-        for (process, report) in &next.reports {
-            let heard = report.heard.iter().flat_map(|(_, ran)| ran);
-            for &node in report.finished.iter().chain(heard) {
-                holdings.finished(NodeId::from_u32(node));
+            let sizes: Vec<u64> = graph
+                .iter()
+                .map(|(_, task)| task.size.unwrap_or(1))
+                .collect();
+            let plan = graph_distributed::plan_recovery(
+                &graph,
+                &job,
+                cluster.processes(),
+                threads,
+                &next.lost,
+                &holdings,
+                Some(&sizes),
+            )?;
+            let fed = leftovers.into_fed(&plan, cluster.process() as u32);
+            if next.process == 0 {
+                let note = format!(
+                    "attempt {}: {} tasks to run ({} of them known to have run before), {} results taken from the survivors",
+                    next.attempt,
+                    plan.run.len(),
+                    plan.recomputed,
+                    plan.fetch.len()
+                );
+                writeln!(std::io::stderr(), "{}{note}", recovery::NOTE)?;
             }
-            for &node in &report.held {
-                holdings.hold(NodeId::from_u32(node), *process as u32);
-            }
+            recovered.attempts = next.attempt;
+            recovered.lost_processes = next.lost_processes;
+            recovered.recomputed_tasks += plan.recomputed;
+            job = job.with_placement(plan.attempt_placement(threads));
+            attempt = Some(Attempt::new(&plan, fed));
+            cluster = join(&next.hostfile, next.process)?;
         }
-        let sizes: Vec<u64> = graph
-            .iter()
-            .map(|(_, task)| task.size.unwrap_or(1))
-            .collect();
-        let plan = graph_distributed::plan_recovery(
-            &graph,
-            &job,
-            cluster.processes(),
-            threads,
-            &next.lost,
-            &holdings,
-            Some(&sizes),
-        )?;
-        let me = cluster.process() as u32;
-        let mut from_me = vec![false; graph.len()];
-        for &(node, from) in &plan.fetch {
-            from_me[node.index()] |= from == me;
-        }
-        let fed: Vec<_> = leftovers
-            .into_held()
-            .into_iter()
-            .filter(|(node, _)| from_me[node.index()])
-            .collect();
-        if next.cluster.process() == 0 {
-            let note = format!(
-                "attempt {}: {} tasks to run ({} of them known to have run before), {} results taken from the survivors",
-                next.attempt,
-                plan.run.len(),
-                plan.recomputed,
-                plan.fetch.len()
-            );
-            // A supervisor shows its workers' notes; a process of a run
-            // across hosts says it itself.
-            let prefix = if args.supervised { recovery::NOTE } else { "" };
-            writeln!(std::io::stderr(), "{prefix}{note}")?;
-        }
-        recovered.attempts = next.attempt;
-        recovered.lost_processes = next.lost_processes;
-        recovered.recomputed_tasks += plan.recomputed;
-        job = job_with(plan.attempt_placement(threads));
-        attempt = Some(Attempt::new(&plan, fed));
-        cluster = next.cluster;
     };
     let seconds = started.elapsed().as_secs_f64();
     let Some(outcome) = outcome else {
@@ -243,120 +214,77 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
     .print(args.json)
 }
 
-/// How the run goes on after a loss, from this process's side.
-struct Next {
-    /// The next attempt's cluster.
-    cluster: Cluster,
-    /// The next attempt's number, from 1 (the first run).
-    attempt: usize,
-    /// The processes lost, by their numbers in the attempt that lost them.
-    lost: Vec<usize>,
-    /// Every process lost since the run began, by its first number.
-    lost_processes: Vec<usize>,
-    /// Each survivor's report, by its number in the attempt that lost the
-    /// others (with a supervisor, also what each lost process had run).
-    reports: Vec<(usize, recovery::Report)>,
-}
-
 /// A run across hosts that goes on without its lost processes
-/// (`--allow-shrink`): the survivors regroup among themselves.
-struct Shrink {
-    /// The attempt under way, from 1.
-    attempt: usize,
-    /// Per process of the attempt under way, its first number; `None`
-    /// until the first loss (every process is its own).
-    first_numbers: Option<Vec<usize>>,
-    /// Every process lost so far, by its first number.
-    lost_all: Vec<usize>,
+/// (`--allow-shrink`): the survivors regroup among themselves, saying on
+/// standard error what they lost and what they do about it.
+fn shrinking(
+    graph: &Arc<TaskGraph>,
+    job: Job,
+    cluster: &Cluster,
+    keys: &[Key],
     retries: usize,
-}
-
-impl Shrink {
-    fn new(retries: usize) -> Shrink {
-        Shrink {
-            attempt: 1,
-            first_numbers: None,
-            lost_all: Vec::new(),
-            retries,
+) -> anyhow::Result<graph_distributed::Recovered<Tagged>> {
+    let mut stderr = std::io::stderr();
+    let mut gathers = cluster.process() == 0;
+    let run = graph_distributed::run_recovering(
+        Arc::clone(graph),
+        job,
+        cluster,
+        runner_for(keys),
+        retries,
+        |step| {
+            let _ = match step {
+                Recovering::Stopped { error, .. } => {
+                    writeln!(stderr, "{error}; regrouping with the processes still alive")
+                }
+                Recovering::Regrouped {
+                    attempt,
+                    survivors,
+                    lost,
+                    lost_ran,
+                    process,
+                } => {
+                    gathers = process == 0;
+                    writeln!(
+                        stderr,
+                        "attempt {attempt} goes on with processes {} of the hostfile, without \
+                         process{} {} (this one is now process {process}); {} had run {lost_ran} \
+                         tasks, as far as the survivors heard",
+                        list(survivors),
+                        if lost.len() == 1 { "" } else { "es" },
+                        list(lost),
+                        if lost.len() == 1 { "it" } else { "they" },
+                    )
+                }
+                Recovering::Planned {
+                    attempt,
+                    run,
+                    recomputed,
+                    fetched,
+                } if gathers => writeln!(
+                    stderr,
+                    "attempt {attempt}: {run} tasks to run ({recomputed} of them known to have \
+                     run before), {fetched} results taken from the survivors"
+                ),
+                _ => Ok(()),
+            };
+        },
+    );
+    match run {
+        Ok(recovered) => Ok(recovered),
+        Err(Error::Interrupted) => {
+            let _ = writeln!(std::io::stderr(), "{}", interrupted());
+            std::process::exit(INTERRUPTED);
         }
-    }
-
-    /// Regroups with the other survivors of `cluster`'s attempt, which
-    /// stopped with `error`, this process holding what `report` says.
-    fn regroup(
-        &mut self,
-        cluster: &Cluster,
-        watch: &graph_distributed::Watch,
-        error: &Error,
-        report: &recovery::Report,
-    ) -> anyhow::Result<Next> {
-        let first_numbers = self
-            .first_numbers
-            .get_or_insert_with(|| (0..cluster.processes()).collect());
-        writeln!(
-            std::io::stderr(),
-            "{error}; regrouping with the processes still alive"
-        )?;
-        let bytes = serde_json::to_vec(report)?;
-        let regrouped = graph_distributed::regroup(cluster, watch, self.attempt as u32, &bytes)?;
-        let first = |processes: &[usize]| -> Vec<usize> {
-            processes.iter().map(|&p| first_numbers[p]).collect()
-        };
-        let lost = first(&regrouped.lost);
-        self.lost_all.extend(&lost);
-        if self.lost_all.len() > self.retries {
-            bail!(
-                "processes {} were lost: more losses than --retries {} allows; the run was \
-                 abandoned",
-                list(&self.lost_all),
-                self.retries
-            );
-        }
-        let survivors = first(&regrouped.survivors);
-        let reports: Vec<(usize, recovery::Report)> = (regrouped.survivors.iter())
-            .zip(&regrouped.reports)
-            .map(|(&process, bytes)| {
-                serde_json::from_slice(bytes)
-                    .map(|report| (process, report))
-                    .with_context(|| format!("reading the report of process {process}"))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        self.attempt += 1;
-        writeln!(
-            std::io::stderr(),
-            "attempt {} goes on with processes {} of the hostfile, without process{} {} (this \
-             one is now process {}); {} had run {} tasks, as far as the survivors heard",
-            self.attempt,
-            list(&survivors),
+        Err(Error::TooManyLosses { lost, retries }) => bail!(
+            "process{} {} {} lost: more losses than --retries {retries} allows; the run was \
+             abandoned",
             if lost.len() == 1 { "" } else { "es" },
             list(&lost),
-            regrouped.cluster.process(),
-            if lost.len() == 1 { "it" } else { "they" },
-            heard_from(&reports, &regrouped.lost),
-        )?;
-        *first_numbers = survivors;
-        Ok(Next {
-            cluster: regrouped.cluster,
-            attempt: self.attempt,
-            lost: regrouped.lost,
-            lost_processes: self.lost_all.clone(),
-            reports,
-        })
+            if lost.len() == 1 { "was" } else { "were" }
+        ),
+        Err(err) => Err(err.into()),
     }
-}
-
-/// How many tasks the processes `lost` had run, as the survivors heard
-/// from them (each counted once).
-fn heard_from(reports: &[(usize, recovery::Report)], lost: &[usize]) -> usize {
-    let mut ran: Vec<u32> = reports
-        .iter()
-        .flat_map(|(_, report)| &report.heard)
-        .filter(|(process, _)| lost.contains(process))
-        .flat_map(|(_, ran)| ran.iter().copied())
-        .collect();
-    ran.sort_unstable();
-    ran.dedup();
-    ran.len()
 }
 
 /// `0, 2, 3`.

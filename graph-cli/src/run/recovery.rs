@@ -35,10 +35,6 @@ pub(crate) struct Report {
     pub(crate) finished: Vec<u32>,
     /// The results it holds.
     pub(crate) held: Vec<u32>,
-    /// Without a supervisor: for each other process of the attempt, by its
-    /// number, the tasks it said it ran.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) heard: Vec<(usize, Vec<u32>)>,
 }
 
 /// What the supervisor tells a surviving worker process: how the next

@@ -1,0 +1,378 @@
+//! A run that goes on across lost processes without a supervisor
+//! ([`run_recovering`]): each process runs its share ([`run_keeping`]); on
+//! a loss the survivors [`regroup`], telling each other what they ran,
+//! heard and hold; each makes the same plan ([`plan_recovery`]) and feeds
+//! what it holds into the next attempt ([`run_attempt`]), until the run
+//! ends or it has lost more processes than allowed.
+
+use std::sync::Arc;
+
+use graph_core::{NodeId, TaskGraph};
+
+use crate::run::{Attempt, Leftovers, Outcome, RunnerError, Stopped, run_keeping};
+use crate::{Cluster, Error, Holdings, Job, PreparedGraph, Runner, plan_recovery, regroup};
+
+/// What a process of [`run_recovering`] goes through, as it happens.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Recovering<'a> {
+    /// Attempt `attempt` stopped for the loss of another process: this one
+    /// regroups with the survivors.
+    Stopped {
+        /// The attempt that stopped, from 1.
+        attempt: usize,
+        /// Why it stopped.
+        error: &'a Error,
+    },
+    /// The survivors agreed on the next attempt.
+    Regrouped {
+        /// The next attempt.
+        attempt: usize,
+        /// Who goes on, by their numbers in the first attempt.
+        survivors: &'a [usize],
+        /// Who was lost, by the same numbers.
+        lost: &'a [usize],
+        /// How many tasks the lost processes had run, as far as the
+        /// survivors heard (every 50 ms at most, each process tells the
+        /// others what it has run).
+        lost_ran: usize,
+        /// This process's number in the next attempt.
+        process: usize,
+    },
+    /// The plan of the next attempt, the same on every survivor.
+    Planned {
+        /// The next attempt.
+        attempt: usize,
+        /// The tasks it runs.
+        run: usize,
+        /// How many of them had run before.
+        recomputed: usize,
+        /// The results it takes from the survivors.
+        fetched: usize,
+    },
+}
+
+/// How a [`run_recovering`] ended.
+#[derive(Debug)]
+pub struct Recovered<V> {
+    /// As [`run`](crate::run)'s: at process 0 of the last attempt, the
+    /// outputs.
+    pub outcome: Option<Outcome<V>>,
+    /// The attempts made, from 1 (no loss).
+    pub attempts: usize,
+    /// The processes lost, by their numbers in the first attempt, in the
+    /// order they were lost.
+    pub lost_processes: Vec<usize>,
+    /// The tasks run again that had run before, over all attempts.
+    pub recomputed_tasks: usize,
+    /// The last attempt's cluster.
+    pub cluster: Cluster,
+}
+
+/// [`run`](crate::run) that goes on when other processes are lost, up to
+/// `retries` of them, among the survivors, with the results of a run
+/// without the fault: every process of the cluster calls it alike. `on`
+/// hears each step ([`Recovering`]), to tell the user.
+///
+/// Only the tasks still needed whose results no survivor holds run again;
+/// the survivors go on when they are a majority (see [`regroup`]).
+///
+/// # Errors
+///
+/// As [`run`](crate::run), for a failure that is not a loss;
+/// [`Error::TooManyLosses`] past `retries`; as [`regroup`] when the
+/// survivors cannot go on.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use graph_distributed::{Cluster, Job, Recovering, run_recovering};
+/// # fn make(g: &graph_core::TaskGraph, _: usize)
+/// #     -> Result<Box<dyn graph_distributed::Runner<Value = u64> + '_>,
+/// #               graph_distributed::RunnerError> { unimplemented!() }
+/// # let graph = Arc::new(graph_core::generate::random_dag(10, 1));
+/// # let job = Job::new([], vec![0; 10]);
+/// let cluster = Cluster::from_hostfile("hosts".as_ref(), 1, 2)?.with_secret("a secret of 16 bytes+")?;
+/// let recovered = run_recovering(graph, job, &cluster, make, 2, |step| {
+///     if let Recovering::Regrouped { survivors, lost, .. } = step {
+///         eprintln!("going on with {survivors:?} without {lost:?}");
+///     }
+/// })?;
+/// println!("{} attempts, {} tasks run again", recovered.attempts, recovered.recomputed_tasks);
+/// # Ok::<(), graph_distributed::Error>(())
+/// ```
+pub fn run_recovering<V, F>(
+    graph: impl Into<PreparedGraph>,
+    job: Job,
+    cluster: &Cluster,
+    make_runner: F,
+    retries: usize,
+    mut on: impl FnMut(Recovering<'_>),
+) -> Result<Recovered<V>, Error>
+where
+    V: timely::ExchangeData + Clone,
+    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
+        + Send
+        + Sync
+        + 'static,
+{
+    let prepared = graph.into();
+    let graph = Arc::clone(prepared.graph());
+    let make_runner = Arc::new(make_runner);
+    let sizes: Vec<u64> = graph
+        .iter()
+        .map(|(_, task)| task.size.unwrap_or(1))
+        .collect();
+    let mut cluster = cluster.clone();
+    let mut job = job;
+    let mut attempt = None;
+    let mut attempts = 1;
+    let mut first_numbers: Vec<usize> = (0..cluster.processes()).collect();
+    let mut lost_processes = Vec::new();
+    let mut recomputed_tasks = 0;
+    loop {
+        let make = Arc::clone(&make_runner);
+        let result = run_keeping(
+            prepared.clone(),
+            job.clone(),
+            &cluster,
+            move |graph: &TaskGraph, worker| make(graph, worker),
+            attempt.take(),
+        );
+        let Stopped { error, leftovers } = match result {
+            Ok(outcome) => {
+                return Ok(Recovered {
+                    outcome,
+                    attempts,
+                    lost_processes,
+                    recomputed_tasks,
+                    cluster,
+                });
+            }
+            Err(stopped) => stopped,
+        };
+        let Some(mut leftovers) = leftovers else {
+            return Err(error);
+        };
+        let Some(watch) = leftovers.take_watch() else {
+            return Err(error);
+        };
+        on(Recovering::Stopped {
+            attempt: attempts,
+            error: &error,
+        });
+        let me = cluster.process();
+        let heard: Vec<(usize, Vec<NodeId>)> = (0..cluster.processes())
+            .filter(|&p| p != me)
+            .map(|p| (p, watch.heard(p)))
+            .collect();
+        let report = Report::of(&leftovers, heard).encode();
+        let regrouped = regroup(&cluster, &watch, attempts as u32, &report)?;
+        drop(watch);
+        let reports = (regrouped.survivors.iter())
+            .zip(&regrouped.reports)
+            .map(|(&process, bytes)| {
+                Report::decode(bytes, graph.len(), cluster.processes(), process)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let lost: Vec<usize> = regrouped.lost.iter().map(|&p| first_numbers[p]).collect();
+        lost_processes.extend(&lost);
+        if lost_processes.len() > retries {
+            return Err(Error::TooManyLosses {
+                lost: lost_processes,
+                retries,
+            });
+        }
+        first_numbers = regrouped
+            .survivors
+            .iter()
+            .map(|&p| first_numbers[p])
+            .collect();
+        attempts += 1;
+        on(Recovering::Regrouped {
+            attempt: attempts,
+            survivors: &first_numbers,
+            lost: &lost,
+            lost_ran: lost_ran(&reports, &regrouped.lost),
+            process: regrouped.cluster.process(),
+        });
+        let mut holdings = Holdings::new(graph.len());
+        for (&process, report) in regrouped.survivors.iter().zip(&reports) {
+            let heard = report.heard.iter().flat_map(|(_, ran)| ran);
+            for &node in report.finished.iter().chain(heard) {
+                holdings.finished(node);
+            }
+            for &node in &report.held {
+                holdings.hold(node, process as u32);
+            }
+        }
+        let plan = plan_recovery(
+            &graph,
+            &job,
+            cluster.processes(),
+            cluster.threads(),
+            &regrouped.lost,
+            &holdings,
+            Some(&sizes),
+        )?;
+        on(Recovering::Planned {
+            attempt: attempts,
+            run: plan.run.len(),
+            recomputed: plan.recomputed,
+            fetched: plan.fetch.len(),
+        });
+        recomputed_tasks += plan.recomputed;
+        job = job.with_placement(plan.attempt_placement(cluster.threads()));
+        attempt = Some(Attempt::new(&plan, leftovers.into_fed(&plan, me as u32)));
+        cluster = regrouped.cluster;
+    }
+}
+
+/// How many distinct tasks the processes `lost` had run, as the survivors
+/// heard.
+fn lost_ran(reports: &[Report], lost: &[usize]) -> usize {
+    let mut ran: Vec<NodeId> = reports
+        .iter()
+        .flat_map(|report| &report.heard)
+        .filter(|(process, _)| lost.contains(process))
+        .flat_map(|(_, ran)| ran.iter().copied())
+        .collect();
+    ran.sort_unstable();
+    ran.dedup();
+    ran.len()
+}
+
+/// What a survivor tells the others when it regroups.
+#[derive(Debug, PartialEq, Eq)]
+struct Report {
+    /// The tasks it ran, and those whose results it received.
+    finished: Vec<NodeId>,
+    /// The results it holds.
+    held: Vec<NodeId>,
+    /// Per other process of the attempt, the tasks it said it ran.
+    heard: Vec<(usize, Vec<NodeId>)>,
+}
+
+impl Report {
+    fn of<V>(leftovers: &Leftovers<V>, heard: Vec<(usize, Vec<NodeId>)>) -> Report {
+        Report {
+            finished: leftovers.finished().to_vec(),
+            held: leftovers.held().iter().map(|(node, _)| *node).collect(),
+            heard,
+        }
+    }
+
+    /// Counts and numbers, each a little-endian `u32`.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let nodes = |nodes: &[NodeId], out: &mut Vec<u8>| {
+            out.extend_from_slice(&(nodes.len() as u32).to_le_bytes());
+            for node in nodes {
+                out.extend_from_slice(&node.as_u32().to_le_bytes());
+            }
+        };
+        nodes(&self.finished, &mut out);
+        nodes(&self.held, &mut out);
+        out.extend_from_slice(&(self.heard.len() as u32).to_le_bytes());
+        for (process, ran) in &self.heard {
+            out.extend_from_slice(&(*process as u32).to_le_bytes());
+            nodes(ran, &mut out);
+        }
+        out
+    }
+
+    /// The report of process `from` of an attempt of `processes`
+    /// processes, on a graph of `tasks` tasks.
+    fn decode(bytes: &[u8], tasks: usize, processes: usize, from: usize) -> Result<Report, Error> {
+        let unreadable = || Error::Regroup {
+            detail: format!("the report of process {from} cannot be read"),
+        };
+        let mut words = bytes
+            .chunks(4)
+            .map(|word| word.try_into().map(u32::from_le_bytes));
+        let mut word = || words.next().and_then(Result::ok).ok_or_else(unreadable);
+        let nodes = |word: &mut dyn FnMut() -> Result<u32, Error>| {
+            let count = word()? as usize;
+            if count > tasks {
+                return Err(unreadable());
+            }
+            (0..count)
+                .map(|_| {
+                    let node = word()?;
+                    match (node as usize) < tasks {
+                        true => Ok(NodeId::from_u32(node)),
+                        false => Err(unreadable()),
+                    }
+                })
+                .collect::<Result<Vec<_>, Error>>()
+        };
+        let finished = nodes(&mut word)?;
+        let held = nodes(&mut word)?;
+        let count = word()? as usize;
+        if count > processes {
+            return Err(unreadable());
+        }
+        let mut heard = Vec::with_capacity(count);
+        for _ in 0..count {
+            let process = word()? as usize;
+            if process >= processes {
+                return Err(unreadable());
+            }
+            heard.push((process, nodes(&mut word)?));
+        }
+        if word().is_ok() {
+            return Err(unreadable());
+        }
+        Ok(Report {
+            finished,
+            held,
+            heard,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes(numbers: &[usize]) -> Vec<NodeId> {
+        numbers.iter().map(|&n| NodeId::new(n)).collect()
+    }
+
+    #[test]
+    fn reports_read_back_as_written() {
+        let report = Report {
+            finished: nodes(&[0, 3, 9]),
+            held: nodes(&[3]),
+            heard: vec![(0, nodes(&[1, 2])), (2, Vec::new())],
+        };
+        let bytes = report.encode();
+        assert_eq!(Report::decode(&bytes, 10, 3, 1).unwrap(), report);
+    }
+
+    #[test]
+    fn reports_out_of_bounds_or_cut_short_are_refused_naming_their_process() {
+        let report = Report {
+            finished: nodes(&[0, 9]),
+            held: Vec::new(),
+            heard: vec![(2, nodes(&[1]))],
+        };
+        let bytes = report.encode();
+        for (bytes, tasks, processes) in [
+            (&bytes[..bytes.len() - 1], 10, 3),
+            (&bytes[..bytes.len() - 4], 10, 3),
+            (&bytes[..], 9, 3),
+            (&bytes[..], 10, 2),
+        ] {
+            let err = Report::decode(bytes, tasks, processes, 1).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "regrouping after a loss: the report of process 1 cannot be read"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(&[0; 4]);
+        assert!(Report::decode(&longer, 10, 3, 1).is_err());
+    }
+}
