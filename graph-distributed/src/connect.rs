@@ -465,11 +465,9 @@ fn accept_one(
         &mut stream,
         Key(key),
         &template,
+        &Channel::ALL,
         handshake_deadline,
         |process, channel| {
-            if channel == Channel::Regroup {
-                return false;
-            }
             let mut claimed = claimed.lock().unwrap_or_else(PoisonError::into_inner);
             let slot = &mut claimed[process as usize * Channel::ALL.len() + channel as usize];
             !std::mem::replace(slot, true)

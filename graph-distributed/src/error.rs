@@ -455,6 +455,14 @@ pub enum HandshakeProblem {
     /// The other side speaks another version of the protocol.
     #[error("it speaks another version of the protocol (another taskgraph release?)")]
     OtherVersion,
+    /// The other side dialled for something this listener does not do: a
+    /// process regrouping after a loss that reached one running the next
+    /// attempt, say.
+    #[error("it dialled for something else (channel {channel})")]
+    OtherChannel {
+        /// The channel it asked for.
+        channel: u32,
+    },
     /// The other side does not prove it knows the run's secret.
     #[error("it does not know this run's secret (is the secret the same for every process?)")]
     WrongSecret,

@@ -276,13 +276,15 @@ pub(crate) struct Dialer {
 }
 
 /// The acceptor's side on `stream`, all by `deadline`: `template` is our
-/// hello but for its channel, which is the dialer's. `claim` is called once
+/// hello but for its channel, which is the dialer's, one of `channels`
+/// (another is a stranger's, whatever it proves). `claim` is called once
 /// the dialer has proved itself and matches this run, and says whether its
 /// place (process and channel) was still free.
 pub(crate) fn accept(
     stream: &mut TcpStream,
     key: Key<'_>,
     template: &Hello,
+    channels: &[Channel],
     deadline: Instant,
     claim: impl FnOnce(u32, Channel) -> bool,
 ) -> Result<Dialer, Failed> {
@@ -290,6 +292,12 @@ pub(crate) fn accept(
     let mut theirs = [0_u8; HELLO_LEN];
     read_exact(stream, &mut theirs, deadline, started, true)?;
     let theirs = Hello::from_bytes(&theirs)?;
+    if !theirs.channel().is_some_and(|c| channels.contains(&c)) {
+        return Err(HandshakeProblem::OtherChannel {
+            channel: theirs.channel,
+        }
+        .into());
+    }
     let ours = &Hello {
         channel: theirs.channel,
         ..*template

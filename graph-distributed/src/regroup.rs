@@ -519,13 +519,13 @@ fn take(
         &mut stream,
         Key(key),
         &hello,
+        &[Channel::Regroup],
         deadline,
-        |process, channel| {
+        |process, _| {
             let mut claimed = claimed.lock().unwrap_or_else(PoisonError::into_inner);
-            channel == Channel::Regroup
-                && claimed
-                    .get_mut(process as usize)
-                    .is_some_and(|slot| !std::mem::replace(slot, true))
+            claimed
+                .get_mut(process as usize)
+                .is_some_and(|slot| !std::mem::replace(slot, true))
         },
     )
     .ok()?;

@@ -32,6 +32,7 @@ fn shake(
             &mut stream,
             Key(acceptor.0),
             &hello(0, acceptor.1),
+            &Channel::ALL,
             deadline,
             |process, channel| process == 1 && channel == Channel::Beat,
         )
@@ -118,4 +119,40 @@ fn a_silent_acceptor_times_out_in_words() {
     let deadline = Instant::now() + Duration::from_millis(300);
     let failed = dial(&mut stream, Key(b""), &hello(1, 1), 0, deadline).unwrap_err();
     assert_eq!(failed.problem.to_string(), "no greeting within 0.3 s");
+}
+
+#[test]
+fn a_dialler_for_another_channel_is_a_stranger_whatever_it_proves() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let accepting = thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        accept(
+            &mut stream,
+            Key(b"secret"),
+            &hello(0, 1),
+            &Channel::ALL,
+            deadline,
+            |_, _| true,
+        )
+    });
+    let mut stream = TcpStream::connect(address).unwrap();
+    let regrouping = Hello {
+        channel: Channel::Regroup as u32,
+        ..hello(1, 1)
+    };
+    let dialled = dial(&mut stream, Key(b"secret"), &regrouping, 0, deadline);
+    drop(stream);
+    let accepted = accepting.join().unwrap().unwrap_err();
+    assert!(
+        matches!(
+            accepted.problem,
+            HandshakeProblem::OtherChannel { channel: 2 }
+        ),
+        "{:?}",
+        accepted.problem
+    );
+    assert_eq!(accepted.proven, None);
+    assert!(dialled.is_err());
 }
