@@ -235,6 +235,18 @@ fn run_killing(
     when: When,
     args: &[&str],
 ) -> Ended {
+    run_signalling(file, processes, victims, "-9", when, args)
+}
+
+/// As [`run_killing`], sending the victims `how` (`-9`, `-STOP`).
+fn run_signalling(
+    file: &Path,
+    processes: usize,
+    victims: &[usize],
+    how: &str,
+    when: When,
+    args: &[&str],
+) -> Ended {
     let n = processes.to_string();
     let mut supervisor = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
         .args(["run", path(file), "--json", "--processes", &n])
@@ -283,7 +295,7 @@ fn run_killing(
     }
     // Children are listed in the order they were started: by number.
     for &victim in victims {
-        signal(workers[victim], "-9");
+        signal(workers[victim], how);
     }
     let (status, stderr) = finish(&mut supervisor, Duration::from_secs(120));
     let mut stdout = String::new();
@@ -402,6 +414,22 @@ fn a_process_lost_while_it_sends_its_results_is_recovered() {
         );
         assert!(recomputed >= 1, "{case}: the blob being sent is lost");
     }
+}
+
+#[test]
+fn a_frozen_worker_process_is_left_behind_after_the_heartbeat_timeout() {
+    let dir = scratch("recovery-frozen");
+    let file = graph(&dir, "tree");
+    let expected = local_results(&file);
+    let ended = run_signalling(
+        &file,
+        3,
+        &[1],
+        "-STOP",
+        When::After(Duration::from_millis(300)),
+        &["--heartbeat-timeout", "1"],
+    );
+    check_recovered(&ended, &expected, &[1], "frozen");
 }
 
 #[test]
