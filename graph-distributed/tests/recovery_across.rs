@@ -55,13 +55,22 @@ fn make(
     })))
 }
 
-#[test]
-fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
-    let graph = Arc::new(generate::random_dag(300, 7));
-    let n = graph.len();
+/// A random graph over three processes, and what the sequential oracle
+/// gives for it.
+struct Case {
+    graph: Arc<TaskGraph>,
+    values: Vec<u64>,
+    outputs: Vec<NodeId>,
+    job: Job,
+}
+
+/// A random graph of `tasks` tasks (`seed`), placed at random (`placing`)
+/// over three processes of one thread, its leaves the outputs.
+fn case(tasks: usize, seed: u64, placing: u64) -> Case {
+    let graph = Arc::new(generate::random_dag(tasks, seed));
     let values = oracle(&graph);
-    let mut rng = Rng::new(5);
-    let placement: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+    let mut rng = Rng::new(placing);
+    let placement: Vec<u32> = (0..graph.len()).map(|_| rng.below(3) as u32).collect();
     let outputs: Vec<NodeId> = graph
         .leaf_keys()
         .unwrap()
@@ -69,6 +78,22 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
         .map(|k| graph.node_id(k).unwrap())
         .collect();
     let job = Job::new(outputs.clone(), placement);
+    Case {
+        graph,
+        values,
+        outputs,
+        job,
+    }
+}
+
+#[test]
+fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
+    let Case {
+        graph,
+        values,
+        outputs,
+        job,
+    } = case(300, 7, 5);
 
     // Three processes, 300 tasks of 2 ms: process 2 stops once 40 have run.
     let addresses = loopback(3);
@@ -181,18 +206,12 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
 
 #[test]
 fn run_recovering_goes_on_among_the_survivors_with_the_same_figures_on_each() {
-    let graph = Arc::new(generate::random_dag(240, 11));
-    let n = graph.len();
-    let values = oracle(&graph);
-    let mut rng = Rng::new(3);
-    let placement: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
-    let outputs: Vec<NodeId> = graph
-        .leaf_keys()
-        .unwrap()
-        .iter()
-        .map(|k| graph.node_id(k).unwrap())
-        .collect();
-    let job = Job::new(outputs.clone(), placement);
+    let Case {
+        graph,
+        values,
+        outputs,
+        job,
+    } = case(240, 11, 3);
     let addresses = loopback(3);
     let stop = CancelHandle::new();
     // `RAN` counts the tasks of every test of this file.

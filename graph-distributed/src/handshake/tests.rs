@@ -23,6 +23,15 @@ fn shake(
     dialer: (&'static [u8], u8),
     acceptor: (&'static [u8], u8),
 ) -> (Result<(), Failed>, Result<Dialer, Failed>) {
+    shake_as(dialer.0, hello(1, dialer.1), acceptor)
+}
+
+/// As [`shake`], the dialer saying `ours`.
+fn shake_as(
+    key: &'static [u8],
+    ours: Hello,
+    acceptor: (&'static [u8], u8),
+) -> (Result<(), Failed>, Result<Dialer, Failed>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -38,7 +47,7 @@ fn shake(
         )
     });
     let mut stream = TcpStream::connect(address).unwrap();
-    let dialled = dial(&mut stream, Key(dialer.0), &hello(1, dialer.1), 0, deadline);
+    let dialled = dial(&mut stream, Key(key), &ours, 0, deadline);
     drop(stream);
     (dialled, accepting.join().unwrap())
 }
@@ -123,28 +132,12 @@ fn a_silent_acceptor_times_out_in_words() {
 
 #[test]
 fn a_dialler_for_another_channel_is_a_stranger_whatever_it_proves() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let accepting = thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        accept(
-            &mut stream,
-            Key(b"secret"),
-            &hello(0, 1),
-            &Channel::ALL,
-            deadline,
-            |_, _| true,
-        )
-    });
-    let mut stream = TcpStream::connect(address).unwrap();
     let regrouping = Hello {
         channel: Channel::Regroup as u32,
         ..hello(1, 1)
     };
-    let dialled = dial(&mut stream, Key(b"secret"), &regrouping, 0, deadline);
-    drop(stream);
-    let accepted = accepting.join().unwrap().unwrap_err();
+    let (dialled, accepted) = shake_as(b"secret", regrouping, (b"secret", 1));
+    let accepted = accepted.unwrap_err();
     assert!(
         matches!(
             accepted.problem,
