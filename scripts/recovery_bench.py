@@ -77,8 +77,10 @@ def run(taskgraph, graph, kill_after=None, hostfile=False):
         workers = children(proc.pid)
         time.sleep(0.001)
     connected_at = None
-    wanted = 1 + 2 * (PROCESSES - 1)
-    while proc.poll() is None and not all(sockets(w) >= wanted for w in workers):
+    # Connecting, a worker has at most its listener and two connections to
+    # each other; with more, it has finished connecting.
+    connecting = 1 + 2 * (PROCESSES - 1)
+    while proc.poll() is None and not all(sockets(w) > connecting for w in workers):
         time.sleep(0.001)
     connected_at = time.perf_counter() - started
     if kill_after is not None and proc.poll() is None:
@@ -122,8 +124,8 @@ def run_hostfile(taskgraph, graph, kill_after):
         )
         for i in range(PROCESSES)
     ]
-    wanted = 2 * (PROCESSES - 1)
-    while all(p.poll() is None for p in procs) and not all(sockets(p.pid) >= wanted for p in procs):
+    connecting = 1 + 2 * (PROCESSES - 1)
+    while all(p.poll() is None for p in procs) and not all(sockets(p.pid) > connecting for p in procs):
         time.sleep(0.001)
     connected_at = time.perf_counter() - started
     if kill_after is not None and procs[1].poll() is None:

@@ -203,7 +203,7 @@ fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
         processes.push(child);
     }
     let pids: Vec<u32> = processes.iter().map(std::process::Child::id).collect();
-    wait_connected(&pids, 2 * (pids.len() - 1));
+    wait_connected(&pids, 2 * (pids.len() - 1) + 2);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let _ = Command::new("kill")
         .args(["-9", &pids[0].to_string()])
@@ -251,9 +251,8 @@ fn tell_recovered(
 }
 
 /// The `count` child processes of `parent`, once they have all started and
-/// connected to each other (a listener, and a data and a heartbeat
-/// connection to each other), as far as `/proc` tells; in the order they
-/// started.
+/// finished connecting to each other, as far as `/proc` tells; in the order
+/// they started.
 fn workers_of(parent: u32, count: usize) -> Vec<u32> {
     let started = std::time::Instant::now();
     let children = |pid: u32| -> Vec<u32> {
@@ -270,12 +269,14 @@ fn workers_of(parent: u32, count: usize) -> Vec<u32> {
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
-    wait_connected(&workers, 2 * (count - 1) + 1);
+    wait_connected(&workers, 2 * (count - 1) + 2);
     workers
 }
 
 /// Waits until each of the processes `pids` has at least `sockets`
-/// sockets open, as far as `/proc` tells (at most 20 s).
+/// sockets open, as far as `/proc` tells (at most 20 s). A process of a run
+/// of n connecting has at most its listener and two connections to each
+/// other; with more it has finished connecting.
 fn wait_connected(pids: &[u32], sockets: usize) {
     let started = std::time::Instant::now();
     let open = |pid: u32| -> usize {

@@ -266,11 +266,13 @@ fn run_signalling(
         }
     };
     assert_eq!(workers.len(), processes, "every worker process starts");
-    // Its listener, and a data and a heartbeat connection to each other.
-    let connected = 1 + 2 * (processes - 1);
+    // Connecting, a process has at most its listener and two connections
+    // to each other; more, and it has finished connecting (the run's
+    // connections are authenticated, and copies of them made).
+    let connecting = 1 + 2 * (processes - 1);
     for &pid in &workers {
         assert!(
-            eventually(Duration::from_secs(30), || sockets_of(pid) >= connected),
+            eventually(Duration::from_secs(30), || sockets_of(pid) > connecting),
             "worker {pid} connects"
         );
     }
@@ -492,11 +494,13 @@ fn run_hostfile_signalling(
             start(&command, &[("TASKGRAPH_SECRET", SECRET)])
         })
         .collect();
-    let connected = 2 * (processes - 1);
+    // As in `run_signalling`: past its listener and two connections to
+    // each other, a process has finished connecting.
+    let connecting = 1 + 2 * (processes - 1);
     for child in &children {
         assert!(
             eventually(Duration::from_secs(30), || sockets_of(child.id())
-                >= connected),
+                > connecting),
             "process {} connects",
             child.id()
         );

@@ -195,11 +195,12 @@ pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
     condition()
 }
 
-/// Waits until process `pid` of a run of two has its connections to the
-/// other: its listener and two connections (data and heartbeat).
+/// Waits until process `pid` of a run of two has finished connecting to
+/// the other: connecting, it has at most its listener and two connections
+/// (data and heartbeat); then copies of them are made for the run.
 pub fn wait_connected(pid: u32) {
     assert!(
-        eventually(Duration::from_secs(30), || sockets_of(pid) >= 3),
+        eventually(Duration::from_secs(30), || sockets_of(pid) > 3),
         "process {pid} did not connect"
     );
 }
