@@ -113,6 +113,8 @@ fn graph(dir: &Path, shape: &str) -> PathBuf {
 /// When the victim is killed.
 #[derive(Clone, Copy, Debug)]
 enum When {
+    /// As soon as every worker process has started, while they connect.
+    Started,
     /// As soon as every process is connected, before much has run.
     Connected,
     /// This long after every process is connected.
@@ -266,18 +268,23 @@ fn run_signalling(
         }
     };
     assert_eq!(workers.len(), processes, "every worker process starts");
+    if let When::Started = when {
+        for &victim in victims {
+            signal(workers[victim], how);
+        }
+    }
     // Connecting, a process has at most its listener and two connections
     // to each other; more, and it has finished connecting (the run's
     // connections are authenticated, and copies of them made).
     let connecting = 1 + 2 * (processes - 1);
-    for &pid in &workers {
+    for &pid in workers.iter().filter(|_| !matches!(when, When::Started)) {
         assert!(
             eventually(Duration::from_secs(30), || sockets_of(pid) > connecting),
             "worker {pid} connects"
         );
     }
     match when {
-        When::Connected => {}
+        When::Started | When::Connected => {}
         When::After(wait) => std::thread::sleep(wait),
         When::Sending(after) => {
             let victim = workers[victims[0]];
@@ -296,8 +303,10 @@ fn run_signalling(
         }
     }
     // Children are listed in the order they were started: by number.
-    for &victim in victims {
-        signal(workers[victim], how);
+    if !matches!(when, When::Started) {
+        for &victim in victims {
+            signal(workers[victim], how);
+        }
     }
     let (status, stderr) = finish(&mut supervisor, Duration::from_secs(120));
     let mut stdout = String::new();
@@ -415,6 +424,32 @@ fn a_process_lost_while_it_sends_its_results_is_recovered() {
             "{case}: {recomputed} recomputed"
         );
         assert!(recomputed >= 1, "{case}: the blob being sent is lost");
+    }
+}
+
+#[test]
+fn a_process_lost_while_the_processes_connect_is_recovered() {
+    let dir = scratch("recovery-connecting");
+    let file = graph(&dir, "tree");
+    let expected = local_results(&file);
+    for (processes, victim) in [(3, 1), (3, 0), (4, 3)] {
+        let started = Instant::now();
+        let ended = run_killing(
+            &file,
+            processes,
+            &[victim],
+            When::Started,
+            &["--connect-timeout", "120"],
+        );
+        let case = format!("process {victim} of {processes} lost while connecting");
+        check_recovered(&ended, &expected, &[victim], &case);
+        // The others stop waiting for it at once, not at the connect
+        // timeout.
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{case}: {:?}",
+            started.elapsed()
+        );
     }
 }
 

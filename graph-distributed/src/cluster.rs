@@ -68,6 +68,7 @@ pub struct Cluster {
     heartbeat_timeout: Duration,
     auth: Auth,
     cancel: Option<CancelHandle>,
+    lost: Option<CancelHandle>,
     progress: Option<crate::Progress>,
 }
 
@@ -105,6 +106,7 @@ impl Cluster {
             heartbeat_timeout: HEARTBEAT_TIMEOUT,
             auth: Auth::Unset,
             cancel: None,
+            lost: None,
             progress: None,
         }
     }
@@ -267,6 +269,17 @@ impl Cluster {
         self
     }
 
+    /// Watches `lost`, raised by whoever knows (a supervisor) that another
+    /// process of the run was lost while the processes were still
+    /// connecting: a process still connecting then stops waiting for it,
+    /// with [`Error::LostWhileConnecting`], a loss
+    /// ([`run_keeping`](crate::run_keeping) gives back what the process
+    /// holds). Once connected, a run notices a loss by itself.
+    pub fn with_lost_signal(mut self, lost: CancelHandle) -> Cluster {
+        self.lost = Some(lost);
+        self
+    }
+
     /// Records in `progress` every task this process's workers run, as
     /// they finish (a supervisor's view of the run: see [`Progress`](crate::Progress)).
     pub fn with_progress(mut self, progress: crate::Progress) -> Cluster {
@@ -325,6 +338,18 @@ impl Cluster {
 
     pub(crate) fn cancel(&self) -> Option<&CancelHandle> {
         self.cancel.as_ref()
+    }
+
+    /// Why a process still connecting must stop, if it must: a cancel, or
+    /// another process known lost.
+    pub(crate) fn connecting_stops(&self) -> Option<Error> {
+        if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
+            Some(Error::Interrupted)
+        } else if self.lost.as_ref().is_some_and(CancelHandle::is_cancelled) {
+            Some(Error::LostWhileConnecting)
+        } else {
+            None
+        }
     }
 }
 

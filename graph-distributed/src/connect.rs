@@ -25,7 +25,6 @@ use crate::error::{HandshakeProblem, Stray};
 use crate::frames::{Checked, Peers};
 use crate::handshake::{self, Channel, Failed, HANDSHAKE_TIMEOUT, Hello, Key};
 use crate::heartbeat::Monitor;
-use graph_exec::CancelHandle;
 
 use crate::Error;
 
@@ -259,8 +258,8 @@ fn dial(
         if stop.load(Ordering::Relaxed) {
             return Err(None);
         }
-        if cancelled(cluster.cancel()) {
-            return Err(Some(Error::Interrupted));
+        if let Some(stop) = cluster.connecting_stops() {
+            return Err(Some(stop));
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -391,8 +390,8 @@ fn accept_all(
         if stop.load(Ordering::Relaxed) {
             return Err(None);
         }
-        if cancelled(cluster.cancel()) {
-            return Err(Some(Error::Interrupted));
+        if let Some(stop) = cluster.connecting_stops() {
+            return Err(Some(stop));
         }
         if Instant::now() >= deadline {
             let missing = (me + 1..n)
@@ -474,10 +473,6 @@ fn accept_one(
         },
     )?;
     Ok((dialer.process as usize, dialer.channel, stream))
-}
-
-fn cancelled(cancel: Option<&CancelHandle>) -> bool {
-    cancel.is_some_and(CancelHandle::is_cancelled)
 }
 
 pub(crate) fn resolve(address: &str) -> std::io::Result<SocketAddr> {

@@ -195,6 +195,10 @@ pub enum Error {
         /// The processes of that run.
         processes: usize,
     },
+    /// Another process was lost while the processes were still connecting
+    /// ([`Cluster::with_lost_signal`](crate::Cluster::with_lost_signal)).
+    #[error("another process was lost while the processes were connecting")]
+    LostWhileConnecting,
     /// More processes were lost than a run allows
     /// ([`run_recovering`](crate::run_recovering)'s `retries`).
     #[error(

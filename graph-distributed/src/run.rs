@@ -492,7 +492,22 @@ where
         builders,
         comms,
         monitor,
-    } = connect(cluster, fingerprint, told.clone())?;
+    } = match connect(cluster, fingerprint, told.clone()) {
+        Ok(connected) => connected,
+        // Nothing ran: what this process holds is what it was to feed in.
+        Err(error) if keep && dataflow::is_loss(&error) => {
+            let held = values.into_iter().flatten().collect();
+            return Err(Stopped {
+                error,
+                leftovers: Some(Box::new(Leftovers::merge(vec![Leftovers {
+                    finished: Vec::new(),
+                    held,
+                    watch: None,
+                }]))),
+            });
+        }
+        Err(error) => return Err(error.into()),
+    };
     let threads = builders.len();
     // Which tasks each worker thread of this process runs.
     let mine = (first_worker..first_worker + threads)

@@ -18,7 +18,7 @@ use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
 use super::args::Args;
 use super::local::priorities_for;
-use super::recovery::{self, Instruction};
+use super::recovery::{self, Instruction, ToWorker};
 use super::report::{Across, Recovered, RunReport};
 use crate::assign::{AssignReport, Placer, place};
 use crate::signals::{INTERRUPTED, on_signal, stop};
@@ -40,21 +40,26 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         let cancel = cancel.clone();
         on_signal(move || stop(&cancel, interrupted()));
     }
-    let instructions = args.supervised.then(|| watch_supervisor(cancel.clone()));
+    let lost = LostSignals::default();
+    let instructions = args
+        .supervised
+        .then(|| watch_supervisor(cancel.clone(), lost.clone()));
     let threads = args.threads.max(1);
     let progress = args.supervised.then(|| {
         let progress = graph_distributed::Progress::new();
         report_progress(progress.clone());
         progress
     });
-    let join = |hostfile: &Path, process: usize| -> anyhow::Result<Cluster> {
+    let join = |hostfile: &Path, process: usize, attempt: usize| -> anyhow::Result<Cluster> {
         let cluster = member(args, hostfile, process, threads, &cancel)?;
         Ok(match &progress {
-            Some(progress) => cluster.with_progress(progress.clone()),
+            Some(progress) => cluster
+                .with_progress(progress.clone())
+                .with_lost_signal(lost.attempt(attempt)),
             None => cluster,
         })
     };
-    let mut cluster = join(hostfile, process)?;
+    let mut cluster = join(hostfile, process, 1)?;
     let graph = Arc::new(crate::graph_file::read(&args.file)?);
     let keys = crate::keys::requested(&graph, args.keys.as_deref())?;
     let outputs: Vec<NodeId> = keys
@@ -165,7 +170,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             recovered.recomputed_tasks += plan.recomputed;
             job = job.with_placement(plan.attempt_placement(threads));
             attempt = Some(Attempt::new(&plan, fed));
-            cluster = join(&next.hostfile, next.process)?;
+            cluster = join(&next.hostfile, next.process, next.attempt)?;
         }
     };
     let seconds = started.elapsed().as_secs_f64();
@@ -433,16 +438,18 @@ fn os_bytes(value: std::ffi::OsString) -> Vec<u8> {
 /// A process started by `--processes` reads its standard input, a pipe
 /// whose other end its supervisor holds: each line is an [`Instruction`]
 /// for the next attempt after a loss, given to the run through the channel
-/// returned; the end of it means the supervisor has died (or wants the run
+/// returned, or news of a loss, which raises the attempt's signal in
+/// `lost`; the end of it means the supervisor has died (or wants the run
 /// to stop), and the run stops.
-fn watch_supervisor(cancel: CancelHandle) -> mpsc::Receiver<Instruction> {
+fn watch_supervisor(cancel: CancelHandle, lost: LostSignals) -> mpsc::Receiver<Instruction> {
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let stdin = std::io::stdin().lock();
         for line in stdin.lines() {
             let Ok(line) = line else { break };
-            match serde_json::from_str::<Instruction>(&line) {
-                Ok(instruction) => {
+            match serde_json::from_str::<ToWorker>(&line) {
+                Ok(ToWorker::Lost { attempt }) => lost.raise(attempt),
+                Ok(ToWorker::Go(instruction)) => {
                     if send.send(instruction).is_err() {
                         break;
                     }
@@ -455,6 +462,35 @@ fn watch_supervisor(cancel: CancelHandle) -> mpsc::Receiver<Instruction> {
         stop(&cancel, interrupted());
     });
     receive
+}
+
+/// Per attempt, the signal that its supervisor has seen one of its
+/// processes lost ([`Cluster::with_lost_signal`]): only the attempt under
+/// way is signalled, so that late news of an earlier one is no news.
+#[derive(Clone, Default)]
+struct LostSignals(Arc<std::sync::Mutex<(usize, CancelHandle)>>);
+
+impl LostSignals {
+    /// A fresh signal for attempt `attempt`, now the one under way.
+    fn attempt(&self, attempt: usize) -> CancelHandle {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = (attempt, CancelHandle::new());
+        slot.1.clone()
+    }
+
+    /// Raises the signal of attempt `attempt`, if it is under way.
+    fn raise(&self, attempt: usize) {
+        let slot = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.0 == attempt {
+            slot.1.cancel();
+        }
+    }
 }
 
 /// What an interrupted process of a run across processes says.

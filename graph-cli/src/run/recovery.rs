@@ -4,9 +4,11 @@
 //!
 //! A worker whose run loses another process keeps what it holds and says
 //! so on its standard error, in one [`Report`] line: the tasks it ran and
-//! the results it holds. The supervisor waits for a report from every
-//! process still alive, numbers the survivors afresh, and answers each on
-//! its standard input with one [`Instruction`] line: where the next attempt
+//! the results it holds. The supervisor tells every other worker at once
+//! ([`ToWorker::Lost`]), so that one still connecting stops waiting for the
+//! lost process and reports too; it waits for a report from every process
+//! still alive, numbers the survivors afresh, and answers each on its
+//! standard input with one [`Instruction`] line: where the next attempt
 //! listens, the process's new number, which processes were lost, and every
 //! survivor's report. Each survivor then makes the same recovery plan and
 //! joins the next attempt. A worker also sends [`NOTE`] lines, which the
@@ -35,6 +37,19 @@ pub(crate) struct Report {
     pub(crate) finished: Vec<u32>,
     /// The results it holds.
     pub(crate) held: Vec<u32>,
+}
+
+/// A line from the supervisor to a worker process.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum ToWorker {
+    /// A process of attempt `attempt` was lost: a worker still connecting
+    /// for it stops, and reports.
+    Lost {
+        /// The attempt, from 1.
+        attempt: usize,
+    },
+    /// How the next attempt goes.
+    Go(Instruction),
 }
 
 /// What the supervisor tells a surviving worker process: how the next

@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 
 use super::across::SECRET_VARIABLE;
 use super::args::Args;
-use super::recovery::{self, Instruction, Report};
+use super::recovery::{self, Instruction, Report, ToWorker};
 use crate::signals::{INTERRUPTED, STOP_GRACE, on_signal};
 
 /// How long the other processes get to stop on their own once one has
@@ -276,6 +276,7 @@ fn watch(
                 deadline = Some(Instant::now() + GRACE);
             }
         }
+        recovery.tell_lost(&mut workers);
         if deadline.is_none() {
             match recovery.go_on(&mut workers, dir, reports)? {
                 Step::Wait => {}
@@ -391,6 +392,8 @@ struct Recovery {
     lost_all: Vec<(usize, String)>,
     /// When the current attempt first lost a process or had a report.
     since: Option<Instant>,
+    /// Whether the other workers are yet to be told of a loss.
+    untold: bool,
     /// Why the run could not go on, when it could not.
     failure: Option<String>,
 }
@@ -404,7 +407,30 @@ impl Recovery {
             lost_now: Vec::new(),
             lost_all: Vec::new(),
             since: None,
+            untold: false,
             failure: None,
+        }
+    }
+
+    /// Tells every worker still in the run, once after each loss, that the
+    /// current attempt lost a process: one still connecting stops waiting
+    /// for it (the others have noticed, or will by themselves).
+    fn tell_lost(&mut self, workers: &mut [Worker]) {
+        if !std::mem::take(&mut self.untold) {
+            return;
+        }
+        let Ok(line) = serde_json::to_string(&ToWorker::Lost {
+            attempt: self.attempt,
+        }) else {
+            return;
+        };
+        for worker in workers
+            .iter_mut()
+            .filter(|w| w.status.is_none() && w.current.is_some())
+        {
+            if let Some(stdin) = worker.stdin.as_mut() {
+                let _ = writeln!(stdin, "{line}");
+            }
         }
     }
 
@@ -450,6 +476,7 @@ impl Recovery {
         );
         self.lost_all.push((worker.process, how));
         self.lost_now.push((current, worker.process));
+        self.untold = true;
         worker.current = None;
         worker.reported = None;
         self.since.get_or_insert_with(Instant::now);
@@ -614,7 +641,8 @@ impl Recovery {
             worker.current = Some(process);
             if let Some(stdin) = worker.stdin.as_mut() {
                 // A worker gone meanwhile is seen lost on the next look.
-                let _ = writeln!(stdin, "{}", serde_json::to_string(&instruction)?);
+                let line = serde_json::to_string(&ToWorker::Go(instruction))?;
+                let _ = writeln!(stdin, "{line}");
             }
         }
         self.since = None;

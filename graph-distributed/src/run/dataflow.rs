@@ -162,6 +162,7 @@ pub(super) fn is_loss(err: &crate::Error) -> bool {
     matches!(
         err,
         Error::Lost { .. }
+            | Error::LostWhileConnecting
             | Error::Silent { .. }
             | Error::Malformed { .. }
             | Error::Stalled { .. }
