@@ -139,8 +139,8 @@ pub fn regroup(
         deadline,
     };
     // Listening from the start, so that those above find this process
-    // while it looks for one below.
-    let gathering = Gathering::open(cluster, Arc::clone(&key), hello)?;
+    // while it looks for one below (it matters only if this one gathers).
+    let gathering = Gathering::open(cluster, Arc::clone(&key), hello);
     let mut candidate = 0;
     while candidate < me {
         peers.check()?;
@@ -150,13 +150,15 @@ pub fn regroup(
         }
         match peers.reach(candidate)? {
             Some(stream) => {
-                gathering.redirect(candidate);
+                if let Ok(gathering) = gathering {
+                    gathering.redirect(candidate);
+                }
                 return peers.follow(candidate, stream, report);
             }
             None => candidate += 1,
         }
     }
-    peers.gather(gathering, report)
+    peers.gather(gathering?, report)
 }
 
 /// A regroup's view of the other processes.
