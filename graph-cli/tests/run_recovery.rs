@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::{scratch, taskgraph};
 use run_distributed_common::{
-    assignment_with, children_of, eventually, failing_chain, finish, hostfile, path, signal,
+    alive, assignment_with, children_of, eventually, failing_chain, finish, hostfile, path, signal,
     sockets_of, start,
 };
 
@@ -287,25 +287,35 @@ fn run_signalling(
         When::Started | When::Connected => {}
         When::After(wait) => std::thread::sleep(wait),
         When::Sending(after) => {
+            // Until it sends, or the run has ended without the kill (on a
+            // loaded machine): the caller sees which.
             let victim = workers[victims[0]];
-            let sending = || in_flight(victim) >= 64 << 10;
+            let sending = || in_flight(victim) >= 64 << 10 || !alive(victim);
             assert!(
                 poll(Duration::from_secs(60), sending),
                 "worker {victim} sends its result"
             );
             if !after.is_zero() {
                 std::thread::sleep(after);
-                assert!(
-                    poll(Duration::from_secs(60), sending),
-                    "worker {victim} sends its results"
-                );
+                poll(Duration::from_secs(60), sending);
             }
         }
     }
     // Children are listed in the order they were started: by number.
-    if !matches!(when, When::Started) {
-        for &victim in victims {
-            signal(workers[victim], how);
+    match when {
+        When::Started => {}
+        // It may have ended meanwhile.
+        When::Sending(_) => {
+            for &victim in victims {
+                let _ = Command::new("kill")
+                    .args([how, &workers[victim].to_string()])
+                    .status();
+            }
+        }
+        _ => {
+            for &victim in victims {
+                signal(workers[victim], how);
+            }
         }
     }
     let (status, stderr) = finish(&mut supervisor, Duration::from_secs(120));
@@ -407,23 +417,41 @@ fn a_process_lost_while_it_sends_its_results_is_recovered() {
         let file = transfer_graph(&dir, seeds, bytes);
         let assignment = dir.join(format!("transfer-{seeds}.assignment.json"));
         let expected = local_results(&file);
-        let ended = run_killing(
-            &file,
-            2,
-            &[1],
-            When::Sending(kill_at),
-            &["--assignment", path(&assignment)],
-        );
         let case = format!("{seeds} results sent, killed {after} ms into sending");
-        check_recovered(&ended, &expected, &[1], &case);
-        // No more than the lost results not yet received and their seeds,
-        // which no survivor held.
-        let recomputed = ended.report["recomputed_tasks"].as_u64().unwrap();
+        // On a loaded machine the kill may come once the last bytes are
+        // in the kernel's buffers, which still deliver them: then nothing
+        // is lost, and the case is tried again.
+        let mut lost_in_flight = false;
+        for _ in 0..4 {
+            let ended = run_killing(
+                &file,
+                2,
+                &[1],
+                When::Sending(kill_at),
+                &["--assignment", path(&assignment)],
+            );
+            assert_eq!(
+                ended.report["results"], expected,
+                "{case}: {}",
+                ended.stderr
+            );
+            let recomputed = ended.report["recomputed_tasks"].as_u64().unwrap_or(0);
+            if ended.report["attempts"] == 2 && recomputed >= 1 {
+                check_recovered(&ended, &expected, &[1], &case);
+                // No more than the lost results not yet received and their
+                // seeds, which no survivor held.
+                assert!(
+                    recomputed <= 2 * seeds as u64,
+                    "{case}: {recomputed} recomputed"
+                );
+                lost_in_flight = true;
+                break;
+            }
+        }
         assert!(
-            recomputed <= 2 * seeds as u64,
-            "{case}: {recomputed} recomputed"
+            lost_in_flight,
+            "{case}: no kill landed while a blob was on its way"
         );
-        assert!(recomputed >= 1, "{case}: the blob being sent is lost");
     }
 }
 

@@ -465,31 +465,47 @@ fn watch_supervisor(cancel: CancelHandle, lost: LostSignals) -> mpsc::Receiver<I
 }
 
 /// Per attempt, the signal that its supervisor has seen one of its
-/// processes lost ([`Cluster::with_lost_signal`]): only the attempt under
-/// way is signalled, so that late news of an earlier one is no news.
+/// processes lost ([`Cluster::with_lost_signal`]): late news of an earlier
+/// attempt is no news, and news of an attempt that this process has not
+/// begun yet (it is still starting) waits for it.
 #[derive(Clone, Default)]
-struct LostSignals(Arc<std::sync::Mutex<(usize, CancelHandle)>>);
+struct LostSignals(Arc<std::sync::Mutex<Signals>>);
+
+#[derive(Default)]
+struct Signals {
+    /// The attempt under way, and its signal.
+    attempt: usize,
+    signal: CancelHandle,
+    /// The latest attempt the supervisor said lost a process.
+    news: usize,
+}
 
 impl LostSignals {
-    /// A fresh signal for attempt `attempt`, now the one under way.
+    /// A fresh signal for attempt `attempt`, now the one under way; raised
+    /// already if the news came first.
     fn attempt(&self, attempt: usize) -> CancelHandle {
-        let mut slot = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *slot = (attempt, CancelHandle::new());
-        slot.1.clone()
+        let mut signals = self.lock();
+        signals.attempt = attempt;
+        signals.signal = CancelHandle::new();
+        if signals.news == attempt {
+            signals.signal.cancel();
+        }
+        signals.signal.clone()
     }
 
-    /// Raises the signal of attempt `attempt`, if it is under way.
+    /// Attempt `attempt` lost a process: raises its signal.
     fn raise(&self, attempt: usize) {
-        let slot = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.0 == attempt {
-            slot.1.cancel();
+        let mut signals = self.lock();
+        signals.news = signals.news.max(attempt);
+        if signals.attempt == attempt {
+            signals.signal.cancel();
         }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Signals> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
