@@ -93,9 +93,19 @@ pub struct Regrouped {
 /// ```no_run
 /// use std::sync::Arc;
 /// use graph_distributed::{Cluster, Job, regroup, run_keeping};
-/// # fn make(g: &graph_core::TaskGraph, _: usize)
-/// #     -> Result<Box<dyn graph_distributed::Runner<Value = u64> + '_>,
-/// #               graph_distributed::RunnerError> { unimplemented!() }
+/// # use graph_core::NodeId;
+/// # use graph_distributed::{Runner, RunnerError};
+/// # use graph_exec::TaskFailure;
+/// # struct One;
+/// # impl Runner for One {
+/// #     type Value = u64;
+/// #     fn run(&mut self, _: NodeId, _: &mut dyn FnMut(NodeId) -> Option<u64>) -> Result<u64, TaskFailure> {
+/// #         Ok(1)
+/// #     }
+/// # }
+/// # fn make(_: &graph_core::TaskGraph, _: usize) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
+/// #     Ok(Box::new(One))
+/// # }
 /// # let graph = Arc::new(graph_core::generate::random_dag(10, 1));
 /// # let job = Job::new([], vec![0; 10]);
 /// let cluster = Cluster::from_hostfile("hosts".as_ref(), 1, 2)?.with_secret("a secret of 16 bytes+")?;
