@@ -68,7 +68,7 @@ pub use heartbeat::Watch;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use progress::Progress;
-pub use recovering::{Recovered, Recovering, run_recovering};
+pub use recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recovering};
 pub use recovery::{Holdings, Recovery, plan_recovery};
 pub use regroup::{Regrouped, regroup};
 pub use run::{

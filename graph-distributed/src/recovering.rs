@@ -10,7 +10,9 @@ use std::sync::Arc;
 use graph_core::{NodeId, TaskGraph};
 
 use crate::run::{Attempt, Leftovers, Outcome, RunnerError, Stopped, run_keeping};
-use crate::{Cluster, Error, Holdings, Job, PreparedGraph, Runner, plan_recovery, regroup};
+use crate::{
+    Cluster, Error, Holdings, Job, PreparedGraph, Recovery, Runner, plan_recovery, regroup,
+};
 
 /// What a process of [`run_recovering`] goes through, as it happens.
 #[derive(Debug)]
@@ -130,10 +132,6 @@ where
     let prepared = graph.into();
     let graph = Arc::clone(prepared.graph());
     let make_runner = Arc::new(make_runner);
-    let sizes: Vec<u64> = graph
-        .iter()
-        .map(|(_, task)| task.size.unwrap_or(1))
-        .collect();
     let mut cluster = cluster.clone();
     let mut job = job;
     let mut attempt = None;
@@ -217,26 +215,78 @@ where
                 holdings.hold(node, process as u32);
             }
         }
-        let plan = plan_recovery(
+        let next = next_attempt(
             &graph,
-            &job,
-            cluster.processes(),
-            cluster.threads(),
+            job,
+            &cluster,
             &regrouped.lost,
             &holdings,
-            Some(&sizes),
+            *leftovers,
         )?;
         on(Recovering::Planned {
             attempt: attempts,
-            run: plan.run.len(),
-            recomputed: plan.recomputed,
-            fetched: plan.fetch.len(),
+            run: next.plan.run.len(),
+            recomputed: next.plan.recomputed,
+            fetched: next.plan.fetch.len(),
         });
-        recomputed_tasks += plan.recomputed;
-        job = job.with_placement(plan.attempt_placement(cluster.threads()));
-        attempt = Some(Attempt::new(&plan, leftovers.into_fed(&plan, me as u32)));
+        recomputed_tasks += next.plan.recomputed;
+        job = next.job;
+        attempt = Some(next.attempt);
         cluster = regrouped.cluster;
     }
+}
+
+/// The next attempt after the loss of `lost` (numbers in `cluster`'s
+/// attempt, which stopped), from this process's side.
+#[derive(Debug)]
+pub struct NextAttempt<V> {
+    /// The plan: the same on every survivor given the same holdings.
+    pub plan: Recovery,
+    /// The attempt's job: the stopped one's, placed afresh over the
+    /// survivors.
+    pub job: Job,
+    /// What this process brings: the plan's tasks, and the results it
+    /// feeds in.
+    pub attempt: Attempt<V>,
+}
+
+/// Plans the next attempt after the loss of `lost` from what the survivors
+/// hold (`holdings`; result sizes are the graph's, 1 where it says none),
+/// for `job`, stopped on `cluster`; this process brings from its
+/// `leftovers` the results the plan fetches from it. Every survivor calls
+/// it alike, with a supervisor or after [`regroup`].
+///
+/// # Errors
+///
+/// As [`plan_recovery`].
+pub fn next_attempt<V>(
+    graph: &TaskGraph,
+    job: Job,
+    cluster: &Cluster,
+    lost: &[usize],
+    holdings: &Holdings,
+    leftovers: Leftovers<V>,
+) -> Result<NextAttempt<V>, Error> {
+    let sizes: Vec<u64> = graph
+        .iter()
+        .map(|(_, task)| task.size.unwrap_or(1))
+        .collect();
+    let threads = cluster.threads();
+    let plan = plan_recovery(
+        graph,
+        &job,
+        cluster.processes(),
+        threads,
+        lost,
+        holdings,
+        Some(&sizes),
+    )?;
+    let fed = leftovers.into_fed(&plan, cluster.process() as u32);
+    Ok(NextAttempt {
+        job: job.with_placement(plan.attempt_placement(threads)),
+        attempt: Attempt::new(&plan, fed),
+        plan,
+    })
 }
 
 /// How many distinct tasks the processes `lost` had run, as the survivors

@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use graph_core::{Key, NodeId, TaskGraph};
 use graph_distributed::{
-    Attempt, CancelHandle, Cluster, ClusterProblem, Error, Holdings, Job, Recovering, Runner,
-    RunnerError, Stopped,
+    CancelHandle, Cluster, ClusterProblem, Error, Holdings, Job, Recovering, Runner, RunnerError,
+    Stopped,
 };
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
@@ -141,20 +141,10 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
                     holdings.hold(NodeId::from_u32(node), *process as u32);
                 }
             }
-            let sizes: Vec<u64> = graph
-                .iter()
-                .map(|(_, task)| task.size.unwrap_or(1))
-                .collect();
-            let plan = graph_distributed::plan_recovery(
-                &graph,
-                &job,
-                cluster.processes(),
-                threads,
-                &next.lost,
-                &holdings,
-                Some(&sizes),
+            let attempt_after = graph_distributed::next_attempt(
+                &graph, job, &cluster, &next.lost, &holdings, *leftovers,
             )?;
-            let fed = leftovers.into_fed(&plan, cluster.process() as u32);
+            let plan = &attempt_after.plan;
             if next.process == 0 {
                 let note = format!(
                     "attempt {}: {} tasks to run ({} of them known to have run before), {} results taken from the survivors",
@@ -168,8 +158,8 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             recovered.attempts = next.attempt;
             recovered.lost_processes = next.lost_processes;
             recovered.recomputed_tasks += plan.recomputed;
-            job = job.with_placement(plan.attempt_placement(threads));
-            attempt = Some(Attempt::new(&plan, fed));
+            job = attempt_after.job;
+            attempt = Some(attempt_after.attempt);
             cluster = join(&next.hostfile, next.process, next.attempt)?;
         }
     };
