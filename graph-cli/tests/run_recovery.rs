@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use common::{scratch, taskgraph};
 use run_distributed_common::{
     alive, assignment_with, children_of, eventually, failing_chain, finish, hostfile, path, signal,
-    sockets_of, start,
+    sockets_of, start, write_graph,
 };
 
 /// A task `key` that sleeps `nap` seconds, then gives `value`.
@@ -98,16 +98,7 @@ fn graph(dir: &Path, shape: &str) -> PathBuf {
             }
         }
     }
-    let file = dir.join(format!("{shape}.json"));
-    std::fs::write(
-        &file,
-        format!(
-            r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
-            tasks.join(",\n")
-        ),
-    )
-    .unwrap();
-    file
+    write_graph(&dir.join(format!("{shape}.json")), &tasks)
 }
 
 /// When the victim is killed.
@@ -195,15 +186,7 @@ fn transfer_graph(dir: &Path, seeds: usize, bytes: u64) -> PathBuf {
         r#"{{"key":"total","task":{{"call":"checksum","args":[{}]}}}}"#,
         sums.join(",")
     ));
-    let file = dir.join(format!("transfer-{seeds}.json"));
-    std::fs::write(
-        &file,
-        format!(
-            r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
-            tasks.join(",")
-        ),
-    )
-    .unwrap();
+    let file = write_graph(&dir.join(format!("transfer-{seeds}.json")), &tasks);
     let pairs: Vec<String> = (0..seeds)
         .flat_map(|i| {
             [

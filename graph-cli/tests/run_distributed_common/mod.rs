@@ -47,16 +47,21 @@ fn chain(
             i - 1
         ));
     }
-    let file = dir.join(name);
+    write_graph(&dir.join(name), &tasks)
+}
+
+/// Writes a taskgraph-json/1 file of `tasks` (each a task's JSON) to
+/// `file`, and gives its path back.
+pub fn write_graph(file: &Path, tasks: &[String]) -> PathBuf {
     std::fs::write(
-        &file,
+        file,
         format!(
             r#"{{"format":"taskgraph-json/1","tasks":[{}]}}"#,
-            tasks.join(",")
+            tasks.join(",\n")
         ),
     )
     .unwrap();
-    file
+    file.to_path_buf()
 }
 
 /// An assignment file for a chain of `n` tasks on `workers` workers:
