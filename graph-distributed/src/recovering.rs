@@ -345,50 +345,46 @@ impl Report {
     /// The report of process `from` of an attempt of `processes`
     /// processes, on a graph of `tasks` tasks.
     fn decode(bytes: &[u8], tasks: usize, processes: usize, from: usize) -> Result<Report, Error> {
-        let unreadable = || Error::Regroup {
+        Report::read(&mut Words(bytes), tasks, processes).ok_or_else(|| Error::Regroup {
             detail: format!("the report of process {from} cannot be read"),
-        };
-        let mut words = bytes
-            .chunks(4)
-            .map(|word| word.try_into().map(u32::from_le_bytes));
-        let mut word = || words.next().and_then(Result::ok).ok_or_else(unreadable);
-        let nodes = |word: &mut dyn FnMut() -> Result<u32, Error>| {
-            let count = word()? as usize;
-            if count > tasks {
-                return Err(unreadable());
-            }
-            (0..count)
-                .map(|_| {
-                    let node = word()?;
-                    match (node as usize) < tasks {
-                        true => Ok(NodeId::from_u32(node)),
-                        false => Err(unreadable()),
-                    }
-                })
-                .collect::<Result<Vec<_>, Error>>()
-        };
-        let finished = nodes(&mut word)?;
-        let held = nodes(&mut word)?;
-        let count = word()? as usize;
-        if count > processes {
-            return Err(unreadable());
-        }
-        let mut heard = Vec::with_capacity(count);
-        for _ in 0..count {
-            let process = word()? as usize;
-            if process >= processes {
-                return Err(unreadable());
-            }
-            heard.push((process, nodes(&mut word)?));
-        }
-        if word().is_ok() {
-            return Err(unreadable());
-        }
-        Ok(Report {
+        })
+    }
+
+    /// A report from `words`, which it takes to their end; `None` when it
+    /// cannot be one.
+    fn read(words: &mut Words<'_>, tasks: usize, processes: usize) -> Option<Report> {
+        let finished = words.nodes(tasks)?;
+        let held = words.nodes(tasks)?;
+        let count = words.below(processes + 1)?;
+        let heard = (0..count)
+            .map(|_| Some((words.below(processes)?, words.nodes(tasks)?)))
+            .collect::<Option<_>>()?;
+        words.0.is_empty().then_some(Report {
             finished,
             held,
             heard,
         })
+    }
+}
+
+/// The little-endian `u32`s of a report still to be read.
+struct Words<'a>(&'a [u8]);
+
+impl Words<'_> {
+    /// The next word, if it is below `bound`.
+    fn below(&mut self, bound: usize) -> Option<usize> {
+        let (word, rest) = self.0.split_first_chunk::<4>()?;
+        self.0 = rest;
+        let word = u32::from_le_bytes(*word) as usize;
+        (word < bound).then_some(word)
+    }
+
+    /// A count, then as many task numbers, of a graph of `tasks` tasks.
+    fn nodes(&mut self, tasks: usize) -> Option<Vec<NodeId>> {
+        let count = self.below(tasks + 1)?;
+        (0..count)
+            .map(|_| self.below(tasks).map(NodeId::new))
+            .collect()
     }
 }
 
