@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use graph_core::{Dag, Topology};
 
-use crate::{Strategy, dask, diagnostics, exact, tree};
+use crate::{Strategy, bytes, dask, diagnostics, exact, tree};
 
 /// From this many tasks up, an early stop may cancel `Dask` (see
 /// [`portfolio`]). Below it `Dask` takes a few milliseconds, and `Auto`
@@ -16,50 +16,96 @@ pub(crate) const EARLY_STOP_MIN_TASKS: usize = 1 << 16;
 
 /// The candidates by rank at the lower bound below [`EARLY_STOP_MIN_TASKS`]
 /// tasks: a full run's preference on every tie.
-const RANK_FULL: [Strategy; 4] = [
+const RANK_FULL: [Strategy; 5] = [
     Strategy::Dask,
     Strategy::TreeOptimal,
     Strategy::DepthFirst,
     Strategy::BreadthFirst,
+    Strategy::Greedy,
 ];
 
 /// The candidates by rank at the lower bound from [`EARLY_STOP_MIN_TASKS`]
 /// tasks up: `Dask`, the slowest, last, so that it can be cancelled.
-const RANK_LARGE: [Strategy; 4] = [
+const RANK_LARGE: [Strategy; 5] = [
     Strategy::TreeOptimal,
     Strategy::DepthFirst,
     Strategy::BreadthFirst,
+    Strategy::Greedy,
     Strategy::Dask,
 ];
+
+/// What `Auto` judges an order by.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Measure<'a> {
+    /// The results held (max pressure).
+    Count,
+    /// The bytes held, each result weighing its size, then the results
+    /// held: for sizes that are not all alike.
+    Bytes(&'a [u64]),
+}
+
+impl<'a> Measure<'a> {
+    /// An order's score, lowest best: `(max pressure, 0)` or `(max bytes,
+    /// max pressure)`.
+    fn score(self, topology: &Topology, priorities: &[u32]) -> (u64, u32) {
+        let count = diagnostics::max_pressure_of(topology, priorities);
+        match self {
+            Measure::Count => (u64::from(count), 0),
+            Measure::Bytes(sizes) => (bytes::max_bytes_of(topology, priorities, sizes), count),
+        }
+    }
+
+    /// The lower bound no order's first score is below.
+    fn lower(self, topology: &Topology) -> u64 {
+        match self {
+            Measure::Count => u64::from(tree::lower_bound(topology)),
+            Measure::Bytes(sizes) => bytes::lower_bound_of(topology, sizes),
+        }
+    }
+
+    fn sizes(self) -> Option<&'a [u64]> {
+        match self {
+            Measure::Count => None,
+            Measure::Bytes(sizes) => Some(sizes),
+        }
+    }
+}
 
 /// The best heuristic order of a graph.
 pub(crate) struct Best {
     pub(crate) priorities: Vec<u32>,
     pub(crate) strategy: Strategy,
-    /// Its max pressure.
-    pub(crate) pressure: u32,
-    /// [`tree::lower_bound`] of the graph.
-    pub(crate) lower: u32,
+    /// Its score ([`Measure::score`]).
+    pub(crate) score: (u64, u32),
+    /// The measure's lower bound for the graph.
+    pub(crate) lower: u64,
 }
 
 /// Runs `Dask`, `TreeOptimal`, `DepthFirst` and `BreadthFirst` in parallel
-/// and keeps the one with the lowest max pressure.
+/// (and, in bytes, `Greedy`, with `TreeOptimal` weighing sizes) and keeps
+/// the one with the lowest score.
 ///
 /// The choice depends on the scores alone, never on timing. A full run keeps
 /// the first lowest in the order `Dask`, `TreeOptimal`, `DepthFirst`,
-/// `BreadthFirst`. Here the candidates also have a rank at the lower bound:
-/// that same order on graphs below [`EARLY_STOP_MIN_TASKS`], and `Dask` last
-/// from there up. A candidate that meets the bound cannot be beaten, so it
-/// wins unless one of better rank meets the bound too; candidates of worse
-/// rank are skipped if not started, and `Dask` stops within a few thousand
-/// tasks. Whatever runs in parallel, the winner is the best-ranked candidate
-/// that meets the bound, and if none does, nothing was skipped and the full
-/// run's rule picks. So the order differs from a full run's in one case
-/// only: on a graph of at least [`EARLY_STOP_MIN_TASKS`] tasks where `Dask`
-/// and another candidate both meet the bound, the other is kept, with the
-/// same (optimal) max pressure.
-pub(crate) fn portfolio(topology: &Topology, tie: &[u32], is_data: &[bool]) -> Best {
-    let lower = tree::lower_bound(topology);
+/// `BreadthFirst`, `Greedy`. Here the candidates also have a rank at the
+/// lower bound: that same order on graphs below [`EARLY_STOP_MIN_TASKS`],
+/// and `Dask` last from there up. A candidate that meets the bound (in
+/// bytes, whatever its count) cannot be beaten, so it wins unless one of
+/// better rank meets the bound too; candidates of worse rank are skipped if
+/// not started, and `Dask` stops within a few thousand tasks. Whatever runs
+/// in parallel, the winner is the best-ranked candidate that meets the
+/// bound, and if none does, nothing was skipped and the full run's rule
+/// picks. So the order differs from a full run's in one case only: on a
+/// graph of at least [`EARLY_STOP_MIN_TASKS`] tasks where `Dask` and
+/// another candidate both meet the bound, the other is kept, with the same
+/// (optimal) max pressure or max bytes.
+pub(crate) fn portfolio(
+    topology: &Topology,
+    tie: &[u32],
+    is_data: &[bool],
+    measure: Measure<'_>,
+) -> Best {
+    let lower = measure.lower(topology);
     let ranked = if topology.node_count() >= EARLY_STOP_MIN_TASKS {
         RANK_LARGE
     } else {
@@ -74,17 +120,20 @@ pub(crate) fn portfolio(topology: &Topology, tie: &[u32], is_data: &[bool]) -> B
             return None;
         }
         let priorities = make()?;
-        let pressure = diagnostics::max_pressure_of(topology, &priorities);
-        if pressure <= lower
+        let score = measure.score(topology, &priorities);
+        if score.0 <= lower
             && let Some(r) = rank(strategy)
         {
             met.fetch_min(r, Relaxed);
         }
-        Some((pressure, priorities))
+        Some((score, priorities))
     };
     let tree = || {
         run(Strategy::TreeOptimal, &|| {
-            Some(tree::tree_optimal(topology, tie))
+            Some(match measure {
+                Measure::Count => tree::tree_optimal(topology, tie),
+                Measure::Bytes(sizes) => tree::tree_optimal_bytes(topology, sizes, tie),
+            })
         })
     };
     let dfs = || {
@@ -97,6 +146,16 @@ pub(crate) fn portfolio(topology: &Topology, tie: &[u32], is_data: &[bool]) -> B
             Some(tree::breadth_first(topology))
         })
     };
+    let greedy = || {
+        let sizes = measure.sizes()?;
+        run(Strategy::Greedy, &|| {
+            Some(bytes::greedy(
+                topology,
+                sizes,
+                &tree::depth_first(topology, tie),
+            ))
+        })
+    };
     let dask = || {
         run(Strategy::Dask, &|| {
             dask::dask_unless(topology, tie, is_data, &|| beaten(Strategy::Dask))
@@ -105,34 +164,37 @@ pub(crate) fn portfolio(topology: &Topology, tie: &[u32], is_data: &[bool]) -> B
     // The cheap candidates go first on this thread, in rank order, while
     // another thread takes `Dask` (the oldest job, which a thief steals
     // first); with more threads they all run at once.
-    let ((tree, (dfs, bfs)), dask) =
-        rayon::join(|| rayon::join(tree, || rayon::join(dfs, bfs)), dask);
+    let ((tree, (dfs, (bfs, greedy))), dask) = rayon::join(
+        || rayon::join(tree, || rayon::join(dfs, || rayon::join(bfs, greedy))),
+        dask,
+    );
     let winner = met.into_inner();
-    let mut best: Option<(u32, Vec<u32>, Strategy)> = None;
+    let mut best: Option<((u64, u32), Vec<u32>, Strategy)> = None;
     for (strategy, result) in [
         (Strategy::Dask, dask),
         (Strategy::TreeOptimal, tree),
         (Strategy::DepthFirst, dfs),
         (Strategy::BreadthFirst, bfs),
+        (Strategy::Greedy, greedy),
     ] {
-        let Some((pressure, priorities)) = result else {
+        let Some((score, priorities)) = result else {
             continue;
         };
         let wins = match &best {
             _ if winner != usize::MAX => rank(strategy) == Some(winner),
             None => true,
-            Some((p, ..)) => pressure < *p,
+            Some((p, ..)) => score < *p,
         };
         if wins {
-            best = Some((pressure, priorities, strategy));
+            best = Some((score, priorities, strategy));
         }
     }
     // Some candidate always finishes: the winner, or all of them.
-    let (pressure, priorities, strategy) = best.unwrap_or_default();
+    let (score, priorities, strategy) = best.unwrap_or_default();
     Best {
         priorities,
         strategy,
-        pressure,
+        score,
         lower,
     }
 }
@@ -144,11 +206,18 @@ pub(crate) fn auto(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
+    measure: Measure<'_>,
     budget: u64,
 ) -> (Vec<u32>, Strategy) {
-    let best = portfolio(topology, tie, is_data);
-    if best.pressure > best.lower && topology.node_count() <= exact::MAX_NODES {
-        let outcome = exact::search(topology, &best.priorities, best.pressure, budget);
+    let best = portfolio(topology, tie, is_data, measure);
+    if best.score.0 > best.lower && topology.node_count() <= exact::MAX_NODES {
+        let outcome = exact::search(
+            topology,
+            &best.priorities,
+            measure.sizes(),
+            best.score.0,
+            budget,
+        );
         if let Some(better) = outcome.better {
             return (better, Strategy::Exhaustive);
         }
@@ -157,18 +226,25 @@ pub(crate) fn auto(
 }
 
 #[cfg(feature = "fuzzing")]
-/// The lowest max pressure the exact search finds within `budget` from the
+/// The lowest score the exact search finds within `budget` from the
 /// portfolio's best order, and whether it proves it optimal.
 pub(crate) fn search(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
+    measure: Measure<'_>,
     budget: u64,
-) -> (u32, bool) {
-    let best = portfolio(topology, tie, is_data);
-    if best.pressure <= best.lower {
-        return (best.pressure, true);
+) -> (u64, bool) {
+    let best = portfolio(topology, tie, is_data, measure);
+    if best.score.0 <= best.lower {
+        return (best.score.0, true);
     }
-    let outcome = exact::search(topology, &best.priorities, best.pressure, budget);
+    let outcome = exact::search(
+        topology,
+        &best.priorities,
+        measure.sizes(),
+        best.score.0,
+        budget,
+    );
     (outcome.value, outcome.proven)
 }

@@ -70,7 +70,7 @@ pub(crate) struct Outcome {
     /// The max pressure of the best order known (found, or the guide's).
     /// Read by the internals the tests use (the `fuzzing` feature).
     #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
-    pub(crate) value: u32,
+    pub(crate) value: u64,
     /// Whether `value` is proven to be the optimum.
     #[cfg_attr(not(feature = "fuzzing"), allow(dead_code))]
     pub(crate) proven: bool,
@@ -80,7 +80,15 @@ pub(crate) struct Outcome {
 /// order `guide` (priorities), whose max pressure is `upper`, and for a proof
 /// that the best it finds is optimal, spending at most `budget` tasks run.
 /// The guide's order is also the order in which moves are tried.
-pub(crate) fn search(topology: &Topology, guide: &[u32], upper: u32, budget: u64) -> Outcome {
+/// With `sizes`, results weigh their sizes and the search minimizes max
+/// bytes (`upper` is then the guide's max bytes); without, each weighs one.
+pub(crate) fn search(
+    topology: &Topology,
+    guide: &[u32],
+    sizes: Option<&[u64]>,
+    upper: u64,
+    budget: u64,
+) -> Outcome {
     let n = topology.node_count();
     if n > MAX_NODES {
         return Outcome {
@@ -89,7 +97,7 @@ pub(crate) fn search(topology: &Topology, guide: &[u32], upper: u32, budget: u64
             proven: false,
         };
     }
-    let mut parts = split(topology, guide);
+    let mut parts = split(topology, guide, sizes);
     let mut budget = budget;
     let lower = parts.iter().map(|p| p.lower).max().unwrap_or(0);
     let mut value = parts.iter().map(|p| p.value).max().unwrap_or(0);
@@ -129,7 +137,7 @@ pub(crate) fn search(topology: &Topology, guide: &[u32], upper: u32, budget: u64
 /// The weakly connected components of `topology`, each with its tasks in
 /// the guide's order (a topological order) and the guide's order restricted
 /// to it as its first best order.
-fn split(topology: &Topology, guide: &[u32]) -> Vec<Part> {
+fn split(topology: &Topology, guide: &[u32], sizes: Option<&[u64]>) -> Vec<Part> {
     let n = topology.node_count();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     fn find(parent: &mut [u32], mut x: u32) -> u32 {
@@ -161,23 +169,26 @@ fn split(topology: &Topology, guide: &[u32]) -> Vec<Part> {
     let mut local = vec![0_u32; n];
     members
         .into_iter()
-        .map(|nodes| Part::new(topology, nodes, &mut local))
+        .map(|nodes| Part::new(topology, nodes, sizes, &mut local))
         .collect()
 }
 
-/// The max pressure of a local order of a graph given as compressed rows.
-fn pressure(dep_off: &[u32], deps: &[u32], dpt_off: &[u32], sequence: &[u32]) -> u32 {
+/// The max pressure of a local order of a graph given as compressed rows,
+/// each result weighing `size` (0 for a task without dependents).
+fn pressure(dep_off: &[u32], deps: &[u32], dpt_off: &[u32], size: &[u64], sequence: &[u32]) -> u64 {
     let m = dep_off.len() - 1;
     let mut remaining: Vec<u32> = (0..m).map(|v| dpt_off[v + 1] - dpt_off[v]).collect();
-    let (mut held, mut max) = (0_u32, 0_u32);
+    let (mut held, mut max) = (0_u64, 0_u64);
     for &v in sequence {
         let v = v as usize;
         max = max.max(held);
         for &u in &deps[dep_off[v] as usize..dep_off[v + 1] as usize] {
             remaining[u as usize] -= 1;
-            held -= u32::from(remaining[u as usize] == 0);
+            if remaining[u as usize] == 0 {
+                held -= size[u as usize];
+            }
         }
-        held += u32::from(dpt_off[v + 1] > dpt_off[v]);
+        held += size[v];
     }
     max
 }
@@ -190,23 +201,28 @@ struct Part {
     deps: Vec<u32>,
     dpt_off: Vec<u32>,
     dpts: Vec<u32>,
+    /// Per task, what its result weighs while held: 1, or its size; 0 for a
+    /// task without dependents.
+    size: Vec<u64>,
     /// The previous twin (same dependencies, same dependents), or `NONE`.
     twin_prev: Vec<u32>,
-    /// Per task `t`: the ancestors of `t` with a dependent in `t` or below.
-    fixed_need: Vec<u32>,
+    /// Per task `t`: the ancestors of `t` with a dependent in `t` or below,
+    /// weighed.
+    fixed_need: Vec<u64>,
     /// Per task `v`, the tasks `t` such that `v` is neither an ancestor of
     /// `t` nor below it but has a dependent in `t` or below: once `v` is
     /// done, it is held when `t` runs. As compressed rows.
     watch_off: Vec<u32>,
     watchers: Vec<u32>,
-    /// Per task, its number of `watchers` entries: the most `extra` it gets.
-    most_extra: Vec<u32>,
+    /// Per task, the weight of its `watchers` entries: the most `extra` it
+    /// gets.
+    most_extra: Vec<u64>,
     words: usize,
     /// The largest `fixed_need`: no order of the component holds fewer.
-    lower: u32,
+    lower: u64,
     /// The best order known, as local indexes, and its max pressure.
     best: Vec<u32>,
-    value: u32,
+    value: u64,
     /// Done-sets with no completion under the bound of any search so far.
     failed: FxHashSet<Box<[u64]>>,
 }
@@ -218,7 +234,12 @@ enum Feasible {
 }
 
 impl Part {
-    fn new(topology: &Topology, nodes: Vec<NodeId>, local: &mut [u32]) -> Part {
+    fn new(
+        topology: &Topology,
+        nodes: Vec<NodeId>,
+        sizes: Option<&[u64]>,
+        local: &mut [u32],
+    ) -> Part {
         let m = nodes.len();
         for (i, &v) in nodes.iter().enumerate() {
             local[v.index()] = i as u32;
@@ -242,14 +263,23 @@ impl Part {
         };
         let (dep_off, deps) = csr(true);
         let (dpt_off, dpts) = csr(false);
+        let size: Vec<u64> = nodes
+            .iter()
+            .map(|&v| match sizes {
+                Some(sizes) => crate::bytes::weight(topology, sizes, v),
+                None => u64::from(!topology.dependents(v).is_empty()),
+            })
+            .collect();
 
-        // Twins: equal dependency and dependent lists (sorted above).
+        // Twins: equal dependency and dependent lists (sorted above), and
+        // equal weights.
         let mut by_shape: Vec<u32> = (0..m as u32).collect();
         let shape = |v: u32| {
             let v = v as usize;
             (
                 &deps[dep_off[v] as usize..dep_off[v + 1] as usize],
                 &dpts[dpt_off[v] as usize..dpt_off[v + 1] as usize],
+                size[v],
             )
         };
         by_shape.sort_by(|&a, &b| shape(a).cmp(&shape(b)).then(a.cmp(&b)));
@@ -293,13 +323,17 @@ impl Part {
                 }
             }
         }
-        let mut fixed_need = vec![0_u32; m];
+        let mut fixed_need = vec![0_u64; m];
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         for (t, fixed) in fixed_need.iter_mut().enumerate() {
             let mut need = 0;
             for (k, i) in (t * words..(t + 1) * words).enumerate() {
                 let held = feeds[i] & !below[i];
-                need += (held & anc[i]).count_ones();
+                let mut mine = held & anc[i];
+                while mine != 0 {
+                    need += size[k * 64 + mine.trailing_zeros() as usize];
+                    mine &= mine - 1;
+                }
                 let mut others = held & !anc[i];
                 while others != 0 {
                     pairs.push(((k * 64) as u32 + others.trailing_zeros(), t as u32));
@@ -316,16 +350,17 @@ impl Part {
         for v in 0..m {
             watch_off[v + 1] += watch_off[v];
         }
-        let mut most_extra = vec![0_u32; m];
-        for &(_, t) in &pairs {
-            most_extra[t as usize] += 1;
+        let mut most_extra = vec![0_u64; m];
+        for &(v, t) in &pairs {
+            most_extra[t as usize] += size[v as usize];
         }
         let watchers = pairs.into_iter().map(|(_, t)| t).collect();
         let lower = fixed_need.iter().copied().max().unwrap_or(0);
         let best: Vec<u32> = (0..m as u32).collect();
-        let value = pressure(&dep_off, &deps, &dpt_off, &best);
-        // Disjoint paths cost a few max-flows: only where a search follows.
-        let lower = if value > lower {
+        let value = pressure(&dep_off, &deps, &dpt_off, &size, &best);
+        // Disjoint paths cost a few max-flows: only where a search follows,
+        // and only where results are counted (the bound counts paths).
+        let lower = if value > lower && sizes.is_none() {
             let local = paths::Local {
                 dep_off: &dep_off,
                 deps: &deps,
@@ -335,7 +370,7 @@ impl Part {
                 below: &below,
                 words,
             };
-            paths::bound(&local, lower, value)
+            u64::from(paths::bound(&local, lower as u32, value as u32))
         } else {
             lower
         };
@@ -346,6 +381,7 @@ impl Part {
             deps,
             dpt_off,
             dpts,
+            size,
             twin_prev,
             fixed_need,
             watch_off,
@@ -368,13 +404,19 @@ impl Part {
     }
 
     /// The max pressure of a local order.
-    fn pressure(&self, sequence: &[u32]) -> u32 {
-        pressure(&self.dep_off, &self.deps, &self.dpt_off, sequence)
+    fn pressure(&self, sequence: &[u32]) -> u64 {
+        pressure(
+            &self.dep_off,
+            &self.deps,
+            &self.dpt_off,
+            &self.size,
+            sequence,
+        )
     }
 
     /// Looks for an order holding at most `bound`; on success it becomes
     /// the best order.
-    fn improve(&mut self, bound: u32, budget: &mut u64) -> Feasible {
+    fn improve(&mut self, bound: u64, budget: &mut u64) -> Feasible {
         let mut failed = std::mem::take(&mut self.failed);
         let mut walk = Walk::new(self, bound);
         let res = walk.run(&mut failed, budget);
@@ -391,22 +433,22 @@ impl Part {
 /// One depth-first search under one bound.
 struct Walk<'a> {
     part: &'a Part,
-    bound: u32,
+    bound: u64,
     done: Vec<u64>,
     ready: Vec<u64>,
     /// Per task, inputs not done yet.
     missing: Vec<u32>,
     /// Per task, dependents not done yet.
     remaining: Vec<u32>,
-    held: u32,
+    held: u64,
     sequence: Vec<u32>,
     /// Tasks whose forced status may have changed.
     work: Vec<u32>,
-    /// Per task, how many of its `watchers` entries are done: results held
-    /// when it runs besides its fixed need.
-    extra: Vec<u32>,
+    /// Per task, the weight of its `watchers` entries that are done: results
+    /// held when it runs besides its fixed need.
+    extra: Vec<u64>,
     /// Per task, the bound minus its fixed need: the most `extra` it allows.
-    room: Vec<u32>,
+    room: Vec<u64>,
     /// The tasks not done whose fixed need and extra exceed the bound.
     over: u32,
     /// `Part::watchers` without the tasks whose need cannot exceed the bound.
@@ -424,7 +466,7 @@ struct Frame {
 }
 
 impl<'a> Walk<'a> {
-    fn new(part: &'a Part, bound: u32) -> Walk<'a> {
+    fn new(part: &'a Part, bound: u64) -> Walk<'a> {
         let m = part.nodes.len();
         let words = part.words;
         let missing: Vec<u32> = (0..m as u32)
@@ -503,19 +545,23 @@ impl<'a> Walk<'a> {
     /// Counts `v` as done (`up`) or not in the need of the tasks it watches.
     fn watch(&mut self, v: u32, up: bool) {
         let range = self.watch_off[v as usize] as usize..self.watch_off[v as usize + 1] as usize;
+        let weight = self.part.size[v as usize];
         for k in range {
             let t = self.watchers[k] as usize;
-            // `t` is over the bound from `room + 1` extra results on.
+            // `t` is over the bound once its extra passes its room.
+            let was_over = self.extra[t] > self.room[t];
             if up {
-                self.extra[t] += 1;
-                if self.extra[t] == self.room[t] + 1 && !self.is_done(t as u32) {
-                    self.over += 1;
-                }
+                self.extra[t] += weight;
             } else {
-                if self.extra[t] == self.room[t] + 1 && !self.is_done(t as u32) {
+                self.extra[t] -= weight;
+            }
+            let is_over = self.extra[t] > self.room[t];
+            if was_over != is_over && !self.is_done(t as u32) {
+                if is_over {
+                    self.over += 1;
+                } else {
                     self.over -= 1;
                 }
-                self.extra[t] -= 1;
             }
         }
     }
@@ -529,10 +575,12 @@ impl<'a> Walk<'a> {
         self.sequence.push(v);
         for &u in self.part.deps_of(v) {
             self.remaining[u as usize] -= 1;
-            self.held -= u32::from(self.remaining[u as usize] == 0);
+            if self.remaining[u as usize] == 0 {
+                self.held -= self.part.size[u as usize];
+            }
         }
         let dpts = self.part.dpts_of(v);
-        self.held += u32::from(!dpts.is_empty());
+        self.held += self.part.size[v as usize];
         for &w in dpts {
             self.missing[w as usize] -= 1;
             if self.missing[w as usize] == 0 {
@@ -552,9 +600,11 @@ impl<'a> Walk<'a> {
                 }
                 self.missing[w as usize] += 1;
             }
-            self.held -= u32::from(!dpts.is_empty());
+            self.held -= self.part.size[v as usize];
             for &u in self.part.deps_of(v) {
-                self.held += u32::from(self.remaining[u as usize] == 0);
+                if self.remaining[u as usize] == 0 {
+                    self.held += self.part.size[u as usize];
+                }
                 self.remaining[u as usize] += 1;
             }
             self.watch(v, false);
@@ -565,15 +615,19 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Whether runnable `v` frees at least as many results as it adds.
+    /// Whether runnable `v` frees at least as much as it adds.
     fn forced(&self, v: u32) -> bool {
-        if self.part.dpts_of(v).is_empty() {
-            return true;
-        }
+        self.frees(v) >= self.part.size[v as usize]
+    }
+
+    /// What runnable `v` frees: its inputs it is the last to read.
+    fn frees(&self, v: u32) -> u64 {
         self.part
             .deps_of(v)
             .iter()
-            .any(|&u| self.remaining[u as usize] == 1)
+            .filter(|&&u| self.remaining[u as usize] == 1)
+            .map(|&u| self.part.size[u as usize])
+            .sum()
     }
 
     /// Queues the tasks whose forced status running `v` may have changed:
@@ -613,13 +667,16 @@ impl<'a> Walk<'a> {
     /// Whether a state (after its forced moves, not complete) may still have
     /// a completion under the bound.
     fn hopeful(&self, failed: &FxHashSet<Box<[u64]>>) -> bool {
-        // Every move from here adds a result that is held at the next step.
+        // Every move from here adds at least one (byte or result) that is
+        // held at the next step.
         self.held < self.bound && self.over == 0 && !failed.contains(&self.done[..])
     }
 
     /// Pushes the moves to try from the current state onto `moves`.
     /// Moves are tried in the guide's order (ascending local index), so the
-    /// guide's own next task comes first.
+    /// guide's own next task comes first. A move whose result would carry
+    /// the next step over the bound is left out (with results counted, none
+    /// is: a hopeful state holds less than the bound, and a move adds one).
     fn moves(&self, moves: &mut Vec<u32>) {
         for (k, &word) in self.ready.iter().enumerate() {
             let mut bits = word;
@@ -627,7 +684,9 @@ impl<'a> Walk<'a> {
                 let v = (k * 64) as u32 + bits.trailing_zeros();
                 bits &= bits - 1;
                 let prev = self.part.twin_prev[v as usize];
-                if prev == NONE || self.is_done(prev) {
+                let adds =
+                    self.part.size[v as usize] - self.frees(v).min(self.part.size[v as usize]);
+                if (prev == NONE || self.is_done(prev)) && self.held + adds <= self.bound {
                     moves.push(v);
                 }
             }

@@ -62,6 +62,7 @@
 //!   task bodies.
 
 mod auto;
+mod bytes;
 mod dask;
 mod diagnostics;
 mod error;
@@ -80,6 +81,7 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
 
+pub use crate::bytes::{ByteDiagnostics, byte_diagnostics, lower_bound_bytes, max_bytes};
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;
 
@@ -120,6 +122,12 @@ pub enum Strategy {
     DepthFirst,
     /// Breadth-first (Kahn's order, first in first out).
     BreadthFirst,
+    /// One task at a time, the ready task that adds the least memory first:
+    /// its result less the inputs it is the last to read, in bytes where
+    /// [`OrderConfig::sizes`] are given (else in results); ties by the
+    /// depth-first order. A candidate of `Auto` where sizes differ: it runs
+    /// each large result's readers right after it.
+    Greedy,
     /// The exact minimum max pressure, by a bounded search over orders on
     /// graphs of at most 512 tasks, starting from `Auto`'s best heuristic
     /// order; where the search gives up (after 1 000 000 tasks run, about
@@ -143,12 +151,13 @@ pub enum Strategy {
 impl Strategy {
     /// Every strategy, in the order the command line and the Python package
     /// list them.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Auto,
         Strategy::Dask,
         Strategy::TreeOptimal,
         Strategy::DepthFirst,
         Strategy::BreadthFirst,
+        Strategy::Greedy,
         Strategy::Exhaustive,
     ];
 
@@ -160,6 +169,7 @@ impl Strategy {
             Strategy::TreeOptimal => "tree",
             Strategy::DepthFirst => "dfs",
             Strategy::BreadthFirst => "bfs",
+            Strategy::Greedy => "greedy",
             Strategy::Exhaustive => "exact",
         }
     }
@@ -196,7 +206,7 @@ impl std::str::FromStr for Strategy {
     /// }
     /// assert_eq!(
     ///     "fastest".parse::<Strategy>().unwrap_err().to_string(),
-    ///     "unknown strategy 'fastest': expected one of auto, dask, tree, dfs, bfs, exact"
+    ///     "unknown strategy 'fastest': expected one of auto, dask, tree, dfs, bfs, greedy, exact"
     /// );
     /// ```
     fn from_str(name: &str) -> Result<Strategy, UnknownStrategy> {
@@ -209,7 +219,8 @@ impl std::str::FromStr for Strategy {
     }
 }
 
-/// The options of [`order`]. `Default` is `Auto` with no data nodes.
+/// The options of [`order`]. `Default` is `Auto` with no data nodes and no
+/// sizes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OrderConfig<'a> {
     /// The strategy.
@@ -219,6 +230,15 @@ pub struct OrderConfig<'a> {
     /// leaves with several dependencies and data roots with several dependents
     /// leave the graph before ordering, as in dask.
     pub is_data: &'a [bool],
+    /// Empty, or the bytes of each node's result. Given, and not the same
+    /// for every task with dependents, orders minimize the bytes held
+    /// ([`max_bytes`]) rather than the results held: `Auto` keeps the
+    /// candidate of lowest max bytes, ties by max pressure, and searches
+    /// exactly in bytes; `TreeOptimal` weighs each result (Liu's optimum on
+    /// in-forests); `Greedy` adds the fewest bytes at each step. Where they
+    /// are all alike, bytes are that size times the results held, and every
+    /// strategy gives its order without sizes exactly.
+    pub sizes: &'a [u64],
 }
 
 impl OrderConfig<'_> {
@@ -227,6 +247,7 @@ impl OrderConfig<'_> {
         OrderConfig {
             strategy,
             is_data: &[],
+            sizes: &[],
         }
     }
 }
@@ -382,6 +403,7 @@ fn order_topology(
     for (what, len) in [
         ("tie_break", tie_break.len()),
         ("is_data", config.is_data.len()),
+        ("sizes", config.sizes.len()),
     ] {
         if len != 0 && len != n {
             return Err(Error::LengthMismatch {
@@ -392,15 +414,44 @@ fn order_topology(
         }
     }
     let tie = unique_ranks(tie_break, n);
+    // Sizes all alike weigh as counts: the orders without sizes serve.
+    let measure = if config.sizes.is_empty() || bytes::uniform(topology, config.sizes).is_some() {
+        auto::Measure::Count
+    } else {
+        auto::Measure::Bytes(config.sizes)
+    };
     let (priorities, strategy) = match config.strategy {
-        Strategy::Auto => auto::auto(topology, &tie, config.is_data, exact::AUTO_BUDGET),
+        Strategy::Auto => auto::auto(topology, &tie, config.is_data, measure, exact::AUTO_BUDGET),
         Strategy::Dask => (dask::dask(topology, &tie, config.is_data), Strategy::Dask),
-        Strategy::TreeOptimal => (tree::tree_optimal(topology, &tie), Strategy::TreeOptimal),
+        Strategy::TreeOptimal => (
+            match measure {
+                auto::Measure::Count => tree::tree_optimal(topology, &tie),
+                auto::Measure::Bytes(sizes) => tree::tree_optimal_bytes(topology, sizes, &tie),
+            },
+            Strategy::TreeOptimal,
+        ),
         Strategy::DepthFirst => (tree::depth_first(topology, &tie), Strategy::DepthFirst),
         Strategy::BreadthFirst => (tree::breadth_first(topology), Strategy::BreadthFirst),
+        Strategy::Greedy => {
+            let unit: Vec<u64>;
+            let sizes = match measure {
+                auto::Measure::Bytes(sizes) => sizes,
+                auto::Measure::Count => {
+                    unit = vec![1; n];
+                    &unit
+                }
+            };
+            let base = tree::depth_first(topology, &tie);
+            (bytes::greedy(topology, sizes, &base), Strategy::Greedy)
+        }
         Strategy::Exhaustive => {
-            let (priorities, _) =
-                auto::auto(topology, &tie, config.is_data, exact::EXHAUSTIVE_BUDGET);
+            let (priorities, _) = auto::auto(
+                topology,
+                &tie,
+                config.is_data,
+                measure,
+                exact::EXHAUSTIVE_BUDGET,
+            );
             (priorities, Strategy::Exhaustive)
         }
     };
@@ -787,11 +838,57 @@ pub mod internals {
             }
         }
         let tie = crate::unique_ranks(tie_break, n);
-        let (max_pressure, proven) = crate::auto::search(&topology, &tie, is_data, budget);
+        let (max_pressure, proven) = crate::auto::search(
+            &topology,
+            &tie,
+            is_data,
+            crate::auto::Measure::Count,
+            budget,
+        );
         Ok(SearchOutcome {
-            max_pressure,
+            max_pressure: max_pressure as u32,
             proven,
         })
+    }
+
+    /// [`exact_search`] in bytes, each result weighing its size (the sizes
+    /// need not differ): the lowest max bytes found, and whether it is
+    /// proven optimal.
+    ///
+    /// # Errors
+    ///
+    /// The graph errors and length errors of [`order`](crate::order()).
+    pub fn exact_search_bytes(
+        dag: &impl Dag,
+        sizes: &[u64],
+        budget: u64,
+    ) -> Result<(u64, bool), Error> {
+        let topology = Topology::checked(dag)?;
+        crate::bytes::check_sizes(&topology, sizes)?;
+        let tie = crate::unique_ranks(&[], topology.node_count());
+        Ok(crate::auto::search(
+            &topology,
+            &tie,
+            &[],
+            crate::auto::Measure::Bytes(sizes),
+            budget,
+        ))
+    }
+
+    /// Liu's weighted optimum of an in-forest: its priorities and max bytes,
+    /// or `None` past the segments' budget (or for a graph that is no
+    /// in-forest).
+    ///
+    /// # Errors
+    ///
+    /// The graph errors and length errors of [`order`](crate::order()).
+    pub fn liu(dag: &impl Dag, sizes: &[u64]) -> Result<Option<(Vec<u32>, u64)>, Error> {
+        let topology = Topology::checked(dag)?;
+        crate::bytes::check_sizes(&topology, sizes)?;
+        if crate::tree::forest_kind(&topology) != crate::tree::Forest::In {
+            return Ok(None);
+        }
+        Ok(crate::tree::liu(&topology, sizes, &[]))
     }
 
     /// Computes [`DaskMetrics`] in O(V + E) time and space.

@@ -36,7 +36,20 @@ pub(crate) fn forest_kind(topology: &Topology) -> Forest {
 /// consumer, saturating) elsewhere. Also returns each node's dependencies in
 /// the order that achieves it, as one CSR-shaped array.
 fn in_needs(topology: &Topology, rank: &[u32]) -> (Vec<u64>, Vec<u32>, Vec<NodeId>) {
+    in_needs_weighted(topology, rank, None)
+}
+
+/// [`in_needs`] with each result weighing its size (`None`: 1 each): the
+/// need of a node is the peak bytes of computing its subtree with its
+/// children in decreasing need less size (Liu's best post-order: exact among
+/// post-orders of an in-forest). With every weight 1 it is [`in_needs`].
+fn in_needs_weighted(
+    topology: &Topology,
+    rank: &[u32],
+    sizes: Option<&[u64]>,
+) -> (Vec<u64>, Vec<u32>, Vec<NodeId>) {
     let n = topology.node_count();
+    let weight = |node: NodeId| sizes.map_or(1, |sizes| sizes[node.index()]);
     let mut need = vec![0_u64; n];
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0_u32);
@@ -48,18 +61,158 @@ fn in_needs(topology: &Topology, rank: &[u32]) -> (Vec<u64>, Vec<u32>, Vec<NodeI
         let vi = v.index();
         let slot = &mut children[offsets[vi] as usize..offsets[vi + 1] as usize];
         slot.copy_from_slice(topology.dependencies(v));
+        let key = |c: NodeId| i128::from(need[c.index()]) - i128::from(weight(c));
         slot.sort_unstable_by(|&a, &b| {
-            need[b.index()]
-                .cmp(&need[a.index()])
+            key(b)
+                .cmp(&key(a))
                 .then(rank[a.index()].cmp(&rank[b.index()]))
         });
-        let mut cost = slot.len() as u64;
-        for (i, &c) in slot.iter().enumerate() {
-            cost = cost.max((i as u64).saturating_add(need[c.index()]));
+        let mut held = 0_u64;
+        let mut cost = 0_u64;
+        for &c in slot.iter() {
+            cost = cost.max(held.saturating_add(need[c.index()]));
+            held = held.saturating_add(weight(c));
         }
-        need[vi] = cost;
+        need[vi] = cost.max(held);
     }
     (need, offsets, children)
+}
+
+/// One hill and the valley after it in the memory profile of a schedule
+/// (Liu's generalized pebbling): the most bytes held over a run of its
+/// tasks, and the bytes held at its end. The tasks are a linked list
+/// through `next`, from `head` to `tail`.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    hill: u128,
+    valley: u128,
+    head: u32,
+    tail: u32,
+}
+
+const NO_TASK: u32 = u32::MAX;
+
+/// Appends `segment` to a schedule's segments, keeping them canonical:
+/// hills strictly falling, valleys strictly rising (a later hill at least
+/// as high, or a later valley at least as low, joins the segments between).
+fn push_segment(segments: &mut Vec<Segment>, mut segment: Segment, next: &mut [u32]) {
+    while let Some(&top) = segments.last() {
+        if segment.hill < top.hill && segment.valley > top.valley {
+            break;
+        }
+        segments.pop();
+        segment.hill = segment.hill.max(top.hill);
+        next[top.tail as usize] = segment.head;
+        segment.head = top.head;
+    }
+    segments.push(segment);
+}
+
+/// Interleaves the canonical schedules of `parts` (each ends at its own
+/// valley) by hill less valley, highest first, ties by the parts' ranks:
+/// Liu's merge, optimal among interleavings. Each merged step is handed to
+/// `out` as a segment of the combined profile; `at` holds, by node, the
+/// valley each part has reached (0 before it starts).
+fn merge_segments(
+    parts: &[NodeId],
+    schedules: &mut [Vec<Segment>],
+    at: &mut [u128],
+    rank: &[u32],
+    mut out: impl FnMut(Segment),
+) {
+    let mut entries: Vec<(std::cmp::Reverse<u128>, u32, u32, u32)> = Vec::new();
+    for &part in parts {
+        for (k, s) in schedules[part.index()].iter().enumerate() {
+            entries.push((
+                std::cmp::Reverse(s.hill - s.valley),
+                rank[part.index()],
+                part.as_u32(),
+                k as u32,
+            ));
+        }
+    }
+    entries.sort_unstable();
+    // The bytes held by the parts, each at its latest valley (`at`, by
+    // node: each node is a part once).
+    let mut held = 0_u128;
+    for (_, _, part, k) in entries {
+        let s = schedules[part as usize][k as usize];
+        let base = held - at[part as usize];
+        held = base + s.valley;
+        at[part as usize] = s.valley;
+        out(Segment {
+            hill: base + s.hill,
+            valley: held,
+            head: s.head,
+            tail: s.tail,
+        });
+    }
+    for &part in parts {
+        schedules[part.index()] = Vec::new();
+    }
+}
+
+/// The weighted optimum of an in-forest (every task has at most one
+/// dependent) by Liu's generalized pebbling: each subtree's best schedule as
+/// canonical hill-and-valley segments, children merged by hill less valley.
+/// Returns the priorities and the optimal max bytes, or `None` when the
+/// segments grow past a budget of a few tens per task (a deep tree of
+/// ever-rising profiles), where the caller falls back on a post-order.
+pub(crate) fn liu(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Option<(Vec<u32>, u64)> {
+    let n = topology.node_count();
+    let identity: Vec<u32>;
+    let rank = if rank.is_empty() {
+        identity = (0..n as u32).collect();
+        &identity
+    } else {
+        rank
+    };
+    let budget = 32 * n as u64 + 4096;
+    let mut work = 0_u64;
+    let mut next = vec![NO_TASK; n];
+    let mut schedules: Vec<Vec<Segment>> = vec![Vec::new(); n];
+    let mut at = vec![0_u128; n];
+    for &v in topology.topological_order() {
+        let children = topology.dependencies(v);
+        work += children
+            .iter()
+            .map(|c| schedules[c.index()].len() as u64)
+            .sum::<u64>();
+        if work > budget {
+            return None;
+        }
+        let mut own = Vec::new();
+        merge_segments(children, &mut schedules, &mut at, rank, |segment| {
+            push_segment(&mut own, segment, &mut next);
+        });
+        let weight = u128::from(crate::bytes::weight(topology, sizes, v));
+        let step = Segment {
+            hill: weight,
+            valley: weight,
+            head: v.as_u32(),
+            tail: v.as_u32(),
+        };
+        push_segment(&mut own, step, &mut next);
+        schedules[v.index()] = own;
+    }
+    let sinks = sinks_by_rank(topology, rank);
+    let mut priorities = vec![0_u32; n];
+    let mut step = 0_u32;
+    let mut peak = 0_u128;
+    merge_segments(&sinks, &mut schedules, &mut at, rank, |segment| {
+        peak = peak.max(segment.hill);
+        let mut task = segment.head;
+        loop {
+            priorities[task as usize] = step;
+            step += 1;
+            if task == segment.tail {
+                break;
+            }
+            task = next[task as usize];
+        }
+    });
+    debug_assert_eq!(step as usize, n);
+    Some((priorities, u64::try_from(peak).unwrap_or(u64::MAX)))
 }
 
 /// The mirror of [`in_needs`] for out-forests: each node's dependents with the
@@ -179,6 +332,20 @@ pub(crate) fn tree_optimal(topology: &Topology, rank: &[u32]) -> Vec<u32> {
             post_order(topology, &sinks, &offsets, &children)
         }
     }
+}
+
+/// `TreeOptimal` weighing each result by its size: Liu's optimum on
+/// in-forests, and elsewhere the post-order that visits first the input
+/// whose need less size is largest.
+pub(crate) fn tree_optimal_bytes(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Vec<u32> {
+    if forest_kind(topology) == Forest::In
+        && let Some((priorities, _)) = liu(topology, sizes, rank)
+    {
+        return priorities;
+    }
+    let (_, offsets, children) = in_needs_weighted(topology, rank, Some(sizes));
+    let sinks = sinks_by_rank(topology, rank);
+    post_order(topology, &sinks, &offsets, &children)
 }
 
 /// Plain depth-first post-order: sinks by rank, dependencies as listed.

@@ -222,6 +222,7 @@ impl Execution {
                     &OrderConfig {
                         strategy,
                         is_data: &is_data,
+                        sizes: &[],
                     },
                 )
             })

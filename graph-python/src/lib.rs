@@ -162,6 +162,7 @@ impl Prepared {
         let config = OrderConfig {
             strategy,
             is_data: &self.is_data,
+            sizes: &[],
         };
         let order = || graph_order::order(&self.topology, &self.ranks, &config);
         let priorities = || -> Vec<Bound<'py, PyInt>> {

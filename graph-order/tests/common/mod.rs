@@ -94,6 +94,7 @@ impl Case {
         let config = OrderConfig {
             strategy,
             is_data: &self.is_data,
+            sizes: &[],
         };
         let order =
             order(self.topology(), &ranks_by_str(self.graph.keys()), &config).expect("orders");

@@ -1,0 +1,324 @@
+//! Orders judged in bytes: the byte-weighted pressure of an order, a lower
+//! bound in bytes, and `Strategy::Greedy`, the order that adds the least
+//! memory at each step.
+//!
+//! A result weighs its size from the step that computes it until the step of
+//! its last dependent, as [`crate::diagnostics`] counts results; a result
+//! without dependents weighs nothing. So only the sizes of tasks with
+//! dependents matter, and where those are all equal, bytes are that size
+//! times the count: every strategy then keeps its count-based order.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use graph_core::{Dag, NodeId, Topology};
+
+use crate::diagnostics::sequence_of;
+use crate::{Error, Order, check_order};
+
+/// What an order holds in bytes: the byte-weighted pressure series and, per
+/// task, the bytes held just before it runs. Every per-task vector is
+/// indexed by node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByteDiagnostics {
+    /// For each step of the order (task at priority `i`), the bytes of the
+    /// results held just before that task runs.
+    pub pressure: Vec<u64>,
+    /// The largest entry of `pressure` (0 for an empty graph).
+    pub max_bytes: u64,
+    /// Per task: the bytes held just before it runs.
+    pub bytes_when_run: Vec<u64>,
+}
+
+/// Simulates running `dag` in the order `order`, weighing each result held
+/// by its size: the byte-weighted twin of [`diagnostics`](crate::diagnostics()).
+///
+/// A result is held from the step that computes it until the step of its
+/// last dependent; the result of a task without dependents is not held.
+///
+/// # Arguments
+///
+/// * `dag`: the graph.
+/// * `order`: a priority per node.
+/// * `sizes`: the bytes of each node's result.
+///
+/// # Errors
+///
+/// [`Error::LengthMismatch`] if `order` or `sizes` is for another number of
+/// nodes, [`Error::NotTopological`] if the order runs a task before a
+/// dependency, and the graph errors of [`order`](crate::order()).
+///
+/// # Complexity
+///
+/// O(V + E) time and O(V) auxiliary space.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+/// use graph_order::{Order, byte_diagnostics};
+///
+/// // A 4 MB producer read by two small readers, both read by a sink.
+/// let dag = Topology::from_edges(4, [(0, 1), (0, 2), (1, 3), (2, 3)])?;
+/// let sizes = [4_000_000, 8, 8, 8];
+/// let order = Order::from_priorities(&dag, vec![0, 1, 2, 3])?;
+/// let bytes = byte_diagnostics(&dag, &order, &sizes)?;
+/// assert_eq!(bytes.pressure, [0, 4_000_000, 4_000_008, 16]);
+/// assert_eq!(bytes.max_bytes, 4_000_008);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn byte_diagnostics(
+    dag: &impl Dag,
+    order: &Order,
+    sizes: &[u64],
+) -> Result<ByteDiagnostics, Error> {
+    let topology = Topology::checked(dag)?;
+    check_order(&topology, order.priorities())?;
+    check_sizes(&topology, sizes)?;
+    let mut diagnostics = ByteDiagnostics {
+        pressure: Vec::with_capacity(topology.node_count()),
+        max_bytes: 0,
+        bytes_when_run: vec![0; topology.node_count()],
+    };
+    replay(&topology, order.priorities(), sizes, |node, held| {
+        diagnostics.pressure.push(held);
+        diagnostics.max_bytes = diagnostics.max_bytes.max(held);
+        diagnostics.bytes_when_run[node.index()] = held;
+    });
+    Ok(diagnostics)
+}
+
+/// The most bytes of results `order` holds before any one task runs:
+/// [`byte_diagnostics`]'s `max_bytes` without the vectors.
+///
+/// # Errors
+///
+/// As [`byte_diagnostics`].
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+/// use graph_order::{Order, max_bytes};
+///
+/// // Two producers of 100 and 5 bytes feeding one sum: both are held
+/// // before the sum, whatever the order.
+/// let dag = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+/// let order = Order::from_priorities(&dag, vec![1, 0, 2])?;
+/// assert_eq!(max_bytes(&dag, &order, &[100, 5, 1])?, 105);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn max_bytes(dag: &impl Dag, order: &Order, sizes: &[u64]) -> Result<u64, Error> {
+    let topology = Topology::checked(dag)?;
+    check_order(&topology, order.priorities())?;
+    check_sizes(&topology, sizes)?;
+    Ok(max_bytes_of(&topology, order.priorities(), sizes))
+}
+
+/// A proven lower bound on the max bytes of any order of `dag`: the most
+/// bytes any task reads (all its inputs are held before it runs), and on an
+/// in-forest (every task has at most one dependent) the exact optimum, which
+/// [`Strategy::TreeOptimal`](crate::Strategy::TreeOptimal) attains (Liu's
+/// generalized pebbling).
+///
+/// # Errors
+///
+/// [`Error::LengthMismatch`] for `sizes` of the wrong length, and the graph
+/// errors of [`order`](crate::order()).
+///
+/// # Complexity
+///
+/// O(V + E) time; on in-forests O(V log V) more for the optimum in the usual
+/// case (a few hill-and-valley segments per subtree), and at most a fixed
+/// multiple of that before it settles for the read bound.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+///
+/// // Two leaves of 10 and 30 bytes under one task, and a leaf of 20 bytes
+/// // beside that task under the sink: the best order holds 40 at most.
+/// let dag = Topology::from_edges(5, [(0, 2), (1, 2), (2, 4), (3, 4)])?;
+/// let sizes = [10, 30, 5, 20, 0];
+/// assert_eq!(graph_order::lower_bound_bytes(&dag, &sizes)?, 40);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn lower_bound_bytes(dag: &impl Dag, sizes: &[u64]) -> Result<u64, Error> {
+    let topology = Topology::checked(dag)?;
+    check_sizes(&topology, sizes)?;
+    Ok(lower_bound_of(&topology, sizes))
+}
+
+/// `sizes` must have one entry per node.
+pub(crate) fn check_sizes(topology: &Topology, sizes: &[u64]) -> Result<(), Error> {
+    if sizes.len() != topology.node_count() {
+        return Err(Error::LengthMismatch {
+            what: "sizes",
+            expected: topology.node_count(),
+            found: sizes.len(),
+        });
+    }
+    Ok(())
+}
+
+/// [`lower_bound_bytes`] on a checked graph with checked sizes.
+pub(crate) fn lower_bound_of(topology: &Topology, sizes: &[u64]) -> u64 {
+    if let Some(size) = uniform(topology, sizes) {
+        return size.saturating_mul(u64::from(crate::tree::lower_bound(topology)));
+    }
+    let reads = most_read(topology, sizes);
+    match crate::tree::forest_kind(topology) {
+        crate::tree::Forest::In => {
+            crate::tree::liu(topology, sizes, &[]).map_or(reads, |(_, optimum)| optimum.max(reads))
+        }
+        _ => reads,
+    }
+}
+
+/// The most bytes any task reads.
+fn most_read(topology: &Topology, sizes: &[u64]) -> u64 {
+    topology
+        .node_ids()
+        .map(|node| {
+            topology
+                .dependencies(node)
+                .iter()
+                .fold(0_u64, |sum, dep| sum.saturating_add(sizes[dep.index()]))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The size every task with dependents has, if they all have the same (0
+/// where no task has dependents): then bytes are that size times the count
+/// of results, and counting orders are byte orders.
+pub(crate) fn uniform(topology: &Topology, sizes: &[u64]) -> Option<u64> {
+    let mut held = topology
+        .node_ids()
+        .filter(|&node| !topology.dependents(node).is_empty())
+        .map(|node| sizes[node.index()]);
+    let first = held.next().unwrap_or(0);
+    held.all(|size| size == first).then_some(first)
+}
+
+/// The bytes a node's result weighs while held: its size, or nothing for a
+/// node without dependents.
+pub(crate) fn weight(topology: &Topology, sizes: &[u64], node: NodeId) -> u64 {
+    if topology.dependents(node).is_empty() {
+        0
+    } else {
+        sizes[node.index()]
+    }
+}
+
+/// Replays a valid order, calling `step(node, held)` with the bytes held
+/// just before each node runs.
+fn replay(
+    topology: &Topology,
+    priorities: &[u32],
+    sizes: &[u64],
+    mut step: impl FnMut(NodeId, u64),
+) {
+    let mut remaining: Vec<u32> = topology
+        .node_ids()
+        .map(|node| topology.dependents(node).len() as u32)
+        .collect();
+    // Exact in 128 bits, whatever the sizes; reported saturated.
+    let mut held = 0_u128;
+    for node in sequence_of(priorities) {
+        step(node, u64::try_from(held).unwrap_or(u64::MAX));
+        for &dep in topology.dependencies(node) {
+            remaining[dep.index()] -= 1;
+            if remaining[dep.index()] == 0 {
+                held -= u128::from(sizes[dep.index()]);
+            }
+        }
+        held += u128::from(weight(topology, sizes, node));
+    }
+}
+
+/// The max bytes of a valid order.
+pub(crate) fn max_bytes_of(topology: &Topology, priorities: &[u32], sizes: &[u64]) -> u64 {
+    let mut max = 0;
+    replay(topology, priorities, sizes, |_, held| max = max.max(held));
+    max
+}
+
+/// `Strategy::Greedy`: one task at a time, the ready task that adds the
+/// fewest bytes (its own result, less the inputs it is the last to read)
+/// first, ties by `base` (priorities). Returns priorities.
+///
+/// Each task's net is set when it becomes ready and lowered each time one of
+/// its inputs loses its other last readers; the heap drops stale entries
+/// lazily, so the whole costs O((V + E) log V).
+pub(crate) fn greedy(topology: &Topology, sizes: &[u64], base: &[u32]) -> Vec<u32> {
+    let n = topology.node_count();
+    let mut missing: Vec<u32> = topology
+        .node_ids()
+        .map(|node| topology.dependencies(node).len() as u32)
+        .collect();
+    let mut remaining: Vec<u32> = topology
+        .node_ids()
+        .map(|node| topology.dependents(node).len() as u32)
+        .collect();
+    let mut done = vec![false; n];
+    // Per ready task: the bytes its run frees.
+    let mut frees = vec![0_u64; n];
+    let net = |node: NodeId, frees: u64| -> i128 {
+        i128::from(weight(topology, sizes, node)) - i128::from(frees)
+    };
+    let mut ready: BinaryHeap<Reverse<(i128, u32, u32)>> = BinaryHeap::new();
+    for node in topology.node_ids() {
+        if missing[node.index()] == 0 {
+            ready.push(Reverse((net(node, 0), base[node.index()], node.as_u32())));
+        }
+    }
+    let mut priorities = vec![0_u32; n];
+    let mut step = 0_u32;
+    while let Some(Reverse((key, _, raw))) = ready.pop() {
+        let node = NodeId::from_u32(raw);
+        let i = node.index();
+        if done[i] || key != net(node, frees[i]) {
+            continue;
+        }
+        done[i] = true;
+        priorities[i] = step;
+        step += 1;
+        for &dep in topology.dependencies(node) {
+            let d = dep.index();
+            remaining[d] -= 1;
+            if remaining[d] == 1 {
+                // Its last reader now frees it too.
+                let last = topology
+                    .dependents(dep)
+                    .iter()
+                    .copied()
+                    .find(|r| !done[r.index()]);
+                if let Some(last) = last.filter(|r| missing[r.index()] == 0) {
+                    let l = last.index();
+                    frees[l] = frees[l].saturating_add(sizes[d]);
+                    ready.push(Reverse((net(last, frees[l]), base[l], last.as_u32())));
+                }
+            }
+        }
+        for &dependent in topology.dependents(node) {
+            let w = dependent.index();
+            missing[w] -= 1;
+            if missing[w] == 0 {
+                frees[w] = topology
+                    .dependencies(dependent)
+                    .iter()
+                    .filter(|dep| remaining[dep.index()] == 1)
+                    .fold(0_u64, |sum, dep| sum.saturating_add(sizes[dep.index()]));
+                ready.push(Reverse((
+                    net(dependent, frees[w]),
+                    base[w],
+                    dependent.as_u32(),
+                )));
+            }
+        }
+    }
+    debug_assert_eq!(step as usize, n);
+    priorities
+}
