@@ -322,3 +322,62 @@ pub(crate) fn greedy(topology: &Topology, sizes: &[u64], base: &[u32]) -> Vec<u3
     debug_assert_eq!(step as usize, n);
     priorities
 }
+
+/// Sizes for every node from those known: a node without one takes the
+/// mean of the known sizes of its group (`groups`, a number per node: the
+/// key's name, say; empty for one group), else the mean of all known sizes.
+/// `None` when no node has a size: then orders count results.
+///
+/// # Errors
+///
+/// [`Error::LengthMismatch`] when `groups` is neither empty nor one entry
+/// per size.
+///
+/// # Example
+///
+/// ```
+/// // Two chunks of 'x' are known; the third takes their mean, and 'y', a
+/// // group with nothing known, the mean of all.
+/// let sizes = [Some(100), Some(300), None, Some(8), None];
+/// let groups = [0, 0, 0, 1, 2];
+/// assert_eq!(
+///     graph_order::fill_sizes(&sizes, &groups)?,
+///     Some(vec![100, 300, 200, 8, 136])
+/// );
+/// assert_eq!(graph_order::fill_sizes(&[None, None], &[])?, None);
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn fill_sizes(sizes: &[Option<u64>], groups: &[u32]) -> Result<Option<Vec<u64>>, Error> {
+    if !groups.is_empty() && groups.len() != sizes.len() {
+        return Err(Error::LengthMismatch {
+            what: "groups",
+            expected: sizes.len(),
+            found: groups.len(),
+        });
+    }
+    if sizes.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let group = |i: usize| groups.get(i).map_or(0, |&g| g as usize);
+    let n_groups = groups.iter().max().map_or(1, |&g| g as usize + 1);
+    let mut sum = vec![(0_u128, 0_u64); n_groups];
+    let mut all = (0_u128, 0_u64);
+    for (i, size) in sizes.iter().enumerate() {
+        if let Some(size) = *size {
+            let g = &mut sum[group(i)];
+            *g = (g.0 + u128::from(size), g.1 + 1);
+            all = (all.0 + u128::from(size), all.1 + 1);
+        }
+    }
+    let mean = |(total, count): (u128, u64)| {
+        (count > 0).then(|| u64::try_from(total / u128::from(count)).unwrap_or(u64::MAX))
+    };
+    let overall = mean(all).unwrap_or(0);
+    Ok(Some(
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, size)| size.unwrap_or_else(|| mean(sum[group(i)]).unwrap_or(overall)))
+            .collect(),
+    ))
+}

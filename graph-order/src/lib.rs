@@ -81,7 +81,9 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
 
-pub use crate::bytes::{ByteDiagnostics, byte_diagnostics, lower_bound_bytes, max_bytes};
+pub use crate::bytes::{
+    ByteDiagnostics, byte_diagnostics, fill_sizes, lower_bound_bytes, max_bytes,
+};
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;
 
