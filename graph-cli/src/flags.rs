@@ -142,6 +142,23 @@ pub(crate) fn size(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A count of bytes as people read it: `4,000,648 (4.0 MB)`, decimal
+/// units as `--memory-limit` takes them.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    let digits = bytes.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    if bytes < 1_000 {
+        return format!("{grouped} B");
+    }
+    format!("{grouped} ({})", indicatif::DecimalBytes(bytes))
+}
+
 /// `taskgraph generate --value-bytes`: a [`size`] of at most 1 TiB.
 pub(crate) fn value_bytes(text: &str) -> Result<u64, String> {
     let bytes = size(text)?;
@@ -176,6 +193,13 @@ mod tests {
         }
         assert_eq!(workers("16"), Ok(16));
         assert!(value_bytes("2TiB").is_err());
+    }
+
+    #[test]
+    fn bytes_read_as_people_read_them() {
+        assert_eq!(super::human_bytes(8), "8 B");
+        assert_eq!(super::human_bytes(4_000_648), "4,000,648 (4.00 MB)");
+        assert_eq!(super::human_bytes(160_001_944), "160,001,944 (160.00 MB)");
     }
 
     #[test]

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use graph_core::Shape;
-use graph_order::{Order, OrderConfig, Strategy, lower_bound, max_pressure, ranks_by_str};
+use graph_order::{
+    Order, OrderConfig, Strategy, lower_bound, lower_bound_bytes, max_bytes, max_pressure,
+    ranks_by_str, shape_sizes,
+};
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
@@ -17,9 +20,11 @@ pub(crate) struct Args {
     /// The graph (taskgraph-json/1, optionally gzip; `-` for standard input).
     file: PathBuf,
     /// How to order the tasks: auto (every strategy, keeping the lowest max
-    /// pressure), dask (dask's `order`), tree (optimal on in- and
-    /// out-forests), dfs, bfs, or exact (a bounded search for the optimum on
-    /// graphs of up to 512 tasks).
+    /// bytes where tasks have sizes, else the lowest max pressure), dask
+    /// (dask's `order`), tree (optimal on in- and out-forests, and in bytes
+    /// on in-forests), dfs, bfs, greedy (the ready task that adds the least
+    /// memory first), or exact (a bounded search for the optimum on graphs
+    /// of up to 512 tasks).
     #[arg(long, default_value_t = Strategy::Auto, value_parser = crate::flags::strategy())]
     strategy: Strategy,
     /// Print the order as one JSON object instead of a summary.
@@ -35,16 +40,24 @@ pub(crate) struct Ordered {
     pub(crate) order: Order,
     pub(crate) max_pressure: u32,
     pub(crate) lower_bound: u32,
+    /// With sizes: the order's max bytes and the bound in bytes.
+    pub(crate) bytes: Option<(u64, u64)>,
     pub(crate) elapsed: Duration,
 }
 
-/// Orders a graph with `strategy`: ties broken by `str(key)`, and the
-/// literal tasks dask's data nodes, as `dask.order` has them. Every command
-/// that orders a graph orders it so.
+/// Orders a graph with `strategy`: ties broken by `str(key)`, the literal
+/// tasks dask's data nodes, as `dask.order` has them, and results weighed
+/// by their sizes where tasks have them ([`shape_sizes`]). Every command that
+/// orders a graph orders it so.
 pub(crate) fn order_shape(shape: &Shape, strategy: Strategy) -> anyhow::Result<Order> {
+    order_sized(shape, strategy, shape_sizes(shape).as_deref())
+}
+
+fn order_sized(shape: &Shape, strategy: Strategy, sizes: Option<&[u64]>) -> anyhow::Result<Order> {
     let ties = ranks_by_str(shape.keys());
     let config = OrderConfig {
         is_data: shape.literals(),
+        sizes: sizes.unwrap_or_default(),
         ..OrderConfig::new(strategy)
     };
     Ok(graph_order::order(shape.topology(), &ties, &config)?)
@@ -52,25 +65,37 @@ pub(crate) fn order_shape(shape: &Shape, strategy: Strategy) -> anyhow::Result<O
 
 /// [`order_shape`], timed, and measured.
 pub(crate) fn order_with(shape: &Shape, strategy: Strategy) -> anyhow::Result<Ordered> {
+    let sizes = shape_sizes(shape);
     let start = Instant::now();
-    let order = order_shape(shape, strategy)?;
+    let order = order_sized(shape, strategy, sizes.as_deref())?;
     let elapsed = start.elapsed();
     let dag = shape.topology();
+    let bytes = match &sizes {
+        Some(sizes) => Some((
+            max_bytes(dag, &order, sizes)?,
+            lower_bound_bytes(dag, sizes)?,
+        )),
+        None => None,
+    };
     Ok(Ordered {
         max_pressure: max_pressure(dag, &order)?,
         lower_bound: lower_bound(dag)?,
+        bytes,
         order,
         elapsed,
     })
 }
 
 /// `{"order": [[KEY, PRIORITY], ...], "max_pressure": N, "lower_bound": N,
-/// "strategy": "NAME"}`, entries in run order.
+/// "max_bytes": N, "lower_bound_bytes": N, "strategy": "NAME"}`, entries in
+/// run order; the bytes are 0 where no task has a size.
 #[derive(Serialize)]
 struct OrderReport<'a> {
     order: Sequence<'a>,
     max_pressure: u32,
     lower_bound: u32,
+    max_bytes: u64,
+    lower_bound_bytes: u64,
     strategy: &'a str,
 }
 
@@ -106,6 +131,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         },
         max_pressure: ordered.max_pressure,
         lower_bound: ordered.lower_bound,
+        max_bytes: ordered.bytes.map_or(0, |(max, _)| max),
+        lower_bound_bytes: ordered.bytes.map_or(0, |(_, lower)| lower),
         strategy: name,
     };
     if let Some(path) = &args.out {
@@ -138,13 +165,16 @@ fn write_summary(
         name.to_string()
     };
     let time = format!("{:.3} ms", ordered.elapsed.as_secs_f64() * 1e3);
-    let rows = [
-        ("tasks", tasks.to_string()),
-        ("strategy", strategy),
-        ("max pressure", ordered.max_pressure.to_string()),
-        ("lower bound", ordered.lower_bound.to_string()),
-        ("time", time),
-    ];
+    let mut rows = vec![("tasks", tasks.to_string()), ("strategy", strategy)];
+    if let Some((max, lower)) = ordered.bytes {
+        rows.push(("max bytes", crate::flags::human_bytes(max)));
+        rows.push(("lower bound", crate::flags::human_bytes(lower)));
+        rows.push(("max pressure", format!("{} results", ordered.max_pressure)));
+    } else {
+        rows.push(("max pressure", ordered.max_pressure.to_string()));
+        rows.push(("lower bound", ordered.lower_bound.to_string()));
+    }
+    rows.push(("time", time));
     for (label, value) in rows {
         writeln!(out, "  {label:<16}{value:>20}")?;
     }

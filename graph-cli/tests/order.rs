@@ -13,7 +13,14 @@ fn json_output_is_a_valid_order() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     common::assert_fields(
         &run.stdout,
-        &["order", "max_pressure", "lower_bound", "strategy"],
+        &[
+            "order",
+            "max_pressure",
+            "lower_bound",
+            "max_bytes",
+            "lower_bound_bytes",
+            "strategy",
+        ],
     );
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let order = report["order"].as_array().unwrap();
@@ -26,7 +33,77 @@ fn json_output_is_a_valid_order() {
         "a permutation"
     );
     assert!(report["lower_bound"].as_u64() <= report["max_pressure"].as_u64());
+    // No task has a size: no bytes.
+    assert_eq!(
+        (
+            report["max_bytes"].as_u64(),
+            report["lower_bound_bytes"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
     assert_eq!(report["strategy"], "auto");
+}
+
+const PRODUCER: u64 = 4_000_000;
+
+/// 40 producers of 4 MB (`blob`), each read by `len` and `checksum`, the 80
+/// small results gathered by one `list`: the first readers of every
+/// producer first, which tempts an order by counts into holding them all.
+fn producers_read_twice() -> graph_core::TaskGraph {
+    use graph_core::{TaskGraph, Term};
+    let mut graph = TaskGraph::new();
+    for p in 0..40_i64 {
+        graph
+            .insert(
+                ("blob", p),
+                Term::call("blob", [Term::lit(PRODUCER as i64), Term::lit(p)]),
+            )
+            .unwrap();
+        graph.task_mut(graph_core::NodeId::new(p as usize)).size = Some(PRODUCER);
+    }
+    let mut gathered = Vec::new();
+    for reader in ["len", "checksum"] {
+        for p in 0..40_i64 {
+            let node = graph
+                .insert((reader, p), Term::call(reader, [Term::key(("blob", p))]))
+                .unwrap();
+            graph.task_mut(node).size = Some(8);
+            gathered.push(Term::key((reader, p)));
+        }
+    }
+    graph.insert("total", Term::call("list", gathered)).unwrap();
+    graph
+}
+
+/// Where tasks have sizes, the order holds bytes, not results: one producer
+/// at a time (and its small readers), and runs on one or two threads hold
+/// at most that plus a producer per thread.
+#[test]
+fn sizes_order_and_run_in_bytes() {
+    let text = json::to_string(&producers_read_twice()).unwrap();
+    let run = taskgraph(&["order", "-", "--json"], text.as_bytes());
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let max_bytes = report["max_bytes"].as_u64().unwrap();
+    let lower = report["lower_bound_bytes"].as_u64().unwrap();
+    assert!(max_bytes <= 2 * PRODUCER + 80 * 8, "{max_bytes}");
+    assert!(PRODUCER <= lower && lower <= max_bytes, "{lower}");
+    let summary = taskgraph(&["order", "-"], text.as_bytes());
+    assert!(summary.stdout.contains("max bytes"), "{}", summary.stdout);
+    for threads in ["1", "2"] {
+        let run = taskgraph(
+            &["run", "-", "--threads", threads, "--json"],
+            text.as_bytes(),
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let stats: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let peak = stats["peak_bytes"].as_u64().unwrap();
+        let per_thread: u64 = threads.parse().unwrap();
+        assert!(
+            peak <= max_bytes + per_thread * PRODUCER,
+            "{threads} threads: {peak}"
+        );
+    }
 }
 
 #[test]

@@ -33,16 +33,25 @@ pub struct Shape {
     topology: Topology,
     /// Whether each task is a literal value ([`Term::is_literal`](crate::Term::is_literal)).
     literal: Vec<bool>,
+    /// Each task's `size`, if any task has one; else empty.
+    sizes: Vec<Option<u64>>,
 }
 
 impl Shape {
-    pub(crate) fn new(table: KeyTable, topology: Topology, literal: Vec<bool>) -> Shape {
+    pub(crate) fn new(
+        table: KeyTable,
+        topology: Topology,
+        literal: Vec<bool>,
+        sizes: Vec<Option<u64>>,
+    ) -> Shape {
         debug_assert_eq!(table.len(), topology.node_count());
         debug_assert_eq!(literal.len(), topology.node_count());
+        debug_assert!(sizes.is_empty() || sizes.len() == topology.node_count());
         Shape {
             table,
             topology,
             literal,
+            sizes,
         }
     }
 
@@ -65,7 +74,12 @@ impl Shape {
             .iter()
             .map(|(_, task)| matches!(&task.body, Body::Term(term) if term.is_literal()))
             .collect();
-        Ok(Shape::new(table, topology, literal))
+        let sizes = if graph.iter().any(|(_, task)| task.size.is_some()) {
+            graph.iter().map(|(_, task)| task.size).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Shape::new(table, topology, literal, sizes))
     }
 
     /// The number of tasks.
@@ -106,6 +120,26 @@ impl Shape {
     /// `graph_order::OrderConfig::is_data` takes.
     pub fn literals(&self) -> &[bool] {
         &self.literal
+    }
+
+    /// Each task's `size` (the bytes of its result), by node, where any
+    /// task has one; empty where none has.
+    ///
+    /// ```
+    /// use graph_core::{Shape, TaskGraph, Term};
+    ///
+    /// let mut graph = TaskGraph::builder()
+    ///     .task("x", Term::lit(1))
+    ///     .size(8)
+    ///     .task("y", Term::call("inc", [Term::key("x")]))
+    ///     .build()?;
+    /// assert_eq!(Shape::of(&graph)?.sizes(), [Some(8), None]);
+    /// graph.task_mut(graph_core::NodeId::new(0)).size = None;
+    /// assert!(Shape::of(&graph)?.sizes().is_empty());
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn sizes(&self) -> &[Option<u64>] {
+        &self.sizes
     }
 
     /// The checked topology.

@@ -10,8 +10,10 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
-use graph_core::{Dag, NodeId, Topology};
+use graph_core::{Dag, NodeId, Shape, Topology};
+use rustc_hash::FxHashMap;
 
 use crate::diagnostics::sequence_of;
 use crate::{Error, Order, check_order};
@@ -380,4 +382,44 @@ pub fn fill_sizes(sizes: &[Option<u64>], groups: &[u32]) -> Result<Option<Vec<u6
             .map(|(i, size)| size.unwrap_or_else(|| mean(sum[group(i)]).unwrap_or(overall)))
             .collect(),
     ))
+}
+
+/// The sizes of a [`Shape`]'s tasks for [`OrderConfig::sizes`](crate::OrderConfig):
+/// where any task has a `size`, every task's, a task without one taking the
+/// mean of its group's ([`fill_sizes`], grouped by the key's
+/// [name](graph_core::Key::name): `('x', 0, 1)` is of `x`); `None` where
+/// no task has one.
+///
+/// # Example
+///
+/// ```
+/// use graph_core::{Shape, TaskGraph, Term};
+///
+/// let graph = TaskGraph::builder()
+///     .task(("x", 0), Term::lit(1))
+///     .size(400)
+///     .task(("x", 1), Term::lit(2))
+///     .task("total", Term::call("add", [Term::key(("x", 0)), Term::key(("x", 1))]))
+///     .size(8)
+///     .build()?;
+/// let shape = Shape::of(&graph)?;
+/// assert_eq!(graph_order::shape_sizes(&shape), Some(vec![400, 400, 8]));
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn shape_sizes(shape: &Shape) -> Option<Vec<u64>> {
+    let known = shape.sizes();
+    if known.is_empty() {
+        return None;
+    }
+    let mut names: FxHashMap<Option<Arc<str>>, u32> = FxHashMap::default();
+    let groups: Vec<u32> = shape
+        .keys()
+        .map(|key| {
+            let name = key.name().map(Arc::from);
+            let next = names.len() as u32;
+            *names.entry(name).or_insert(next)
+        })
+        .collect();
+    // One group per task at most, and one size per task: lengths agree.
+    fill_sizes(known, &groups).ok().flatten()
 }

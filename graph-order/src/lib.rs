@@ -82,7 +82,7 @@ use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
 
 pub use crate::bytes::{
-    ByteDiagnostics, byte_diagnostics, fill_sizes, lower_bound_bytes, max_bytes,
+    ByteDiagnostics, byte_diagnostics, fill_sizes, lower_bound_bytes, max_bytes, shape_sizes,
 };
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;

@@ -233,7 +233,7 @@ struct GroupFigures {
     order_mean: f64,
     /// The mean and largest of the coloured figure.
     figure_mean: Option<f64>,
-    figure_max: Option<u32>,
+    figure_max: Option<u64>,
     /// The workers of its tasks, most tasks first: (worker, tasks).
     workers: Vec<(u32, u32)>,
 }
@@ -248,7 +248,7 @@ fn group_figures(groups: &Groups, figures: &Figures) -> Vec<GroupFigures> {
                 order_min: u32::MAX,
                 ..GroupFigures::default()
             };
-            let (mut order_sum, mut figure_sum, mut figure_max) = (0_u64, 0_u64, None::<u32>);
+            let (mut order_sum, mut figure_sum, mut figure_max) = (0_u64, 0_u64, None::<u64>);
             for &task in members {
                 let task = task as usize;
                 let order = figures.order[task];
@@ -256,7 +256,7 @@ fn group_figures(groups: &Groups, figures: &Figures) -> Vec<GroupFigures> {
                 out.order_max = out.order_max.max(order);
                 order_sum += u64::from(order);
                 if let Some(value) = figures.value(task) {
-                    figure_sum += u64::from(value);
+                    figure_sum = figure_sum.saturating_add(value);
                     figure_max = Some(figure_max.map_or(value, |max| max.max(value)));
                 }
                 let worker = figures.workers.as_ref().map(|w| w[task] as usize);
@@ -350,7 +350,7 @@ pub(crate) fn picture(
             (_, Some(word)) => lines.push(format!(
                 "{word} mean {}, max {}",
                 number(s.figure_mean.unwrap_or(0.0), false),
-                thousands(u64::from(s.figure_max.unwrap_or(0)))
+                thousands(s.figure_max.unwrap_or(0))
             )),
             _ => {}
         }
@@ -412,7 +412,7 @@ pub(crate) fn picture(
         Colour::None => "no colouring".to_owned(),
         Colour::Worker => "the worker most of a group's tasks are placed on".to_owned(),
         Colour::Stage => "the stage of a group's tasks (their mean, when they differ)".to_owned(),
-        _ => format!("mean per group of the {}", colour.meaning()),
+        _ => format!("mean per group of the {}", figures.meaning()),
     };
     let mut notes = vec![
         format!(
@@ -431,10 +431,7 @@ pub(crate) fn picture(
             }
         ),
     ];
-    notes.push(format!(
-        "at most {} results held",
-        thousands(u64::from(figures.diagnostics.max_pressure))
-    ));
+    notes.push(format!("at most {}", figures.held()));
     Ok(Picture {
         title: format!(
             "{} tasks in {} groups coloured by {}",

@@ -3,7 +3,7 @@
 //! and when it is released), its worker, and its stage.
 
 use graph_core::{Dag, Shape, TaskGraph};
-use graph_order::{Diagnostics, Order, OrderConfig, diagnostics, ranks_by_str};
+use graph_order::{Diagnostics, Order, OrderConfig, diagnostics, ranks_by_str, shape_sizes};
 use serde_json::json;
 
 use crate::colour::{GREENS, RD_BU_BLUE, RD_BU_RED, REDS, Ramp, VIRIDIS, YL_OR_RD};
@@ -21,6 +21,9 @@ pub(crate) struct Figures {
     pub(crate) order: Vec<u32>,
     /// dask's diagnostics of that order.
     pub(crate) diagnostics: Diagnostics,
+    /// Where tasks have sizes: the bytes held just before each task runs,
+    /// which memory pressure then shows.
+    pub(crate) bytes_when_run: Option<Vec<u64>>,
     /// Each task's worker, for [`Colour::Worker`].
     pub(crate) workers: Option<Vec<u32>>,
     /// The number of workers behind `workers`.
@@ -77,11 +80,19 @@ impl Figures {
         // the literal tasks dask's data nodes, as `dask.order` has them.
         let shape = Shape::of(graph)?;
         let ties = ranks_by_str(shape.keys());
+        let sizes = shape_sizes(&shape);
         let config = OrderConfig {
             is_data: shape.literals(),
+            sizes: sizes.as_deref().unwrap_or_default(),
             ..OrderConfig::new(options.strategy)
         };
         let order = graph_order::order(shape.topology(), &ties, &config)?;
+        let bytes_when_run = match &sizes {
+            Some(sizes) => {
+                Some(graph_order::byte_diagnostics(shape.topology(), &order, sizes)?.bytes_when_run)
+            }
+            None => None,
+        };
         let strategy = match options.strategy {
             graph_order::Strategy::Auto => format!(
                 "auto, kept {}",
@@ -108,6 +119,7 @@ impl Figures {
             options.workers,
         )?;
         figures.stages = stages;
+        figures.bytes_when_run = bytes_when_run;
         Ok(figures)
     }
 
@@ -130,6 +142,7 @@ impl Figures {
             strategy,
             order: order.into_priorities(),
             diagnostics,
+            bytes_when_run: None,
             workers,
             n_workers,
             stages: None,
@@ -143,19 +156,47 @@ impl Figures {
 
     /// The figure the fill shows for task `index`, `None` for
     /// [`Colour::None`] (and for [`Colour::Worker`] without workers).
-    pub(crate) fn value(&self, index: usize) -> Option<u32> {
+    /// Memory pressure counts bytes where tasks have sizes.
+    pub(crate) fn value(&self, index: usize) -> Option<u64> {
         let d = &self.diagnostics;
-        Some(match self.colour {
+        Some(u64::from(match self.colour {
             Colour::Order => self.order[index],
             Colour::Ages => d.age[index],
             Colour::Freed => d.dependencies_freed[index],
             Colour::Memoryincreases => increase(d, index),
             Colour::Memorydecreases => decrease(d, index),
-            Colour::Memorypressure => d.data_when_run[index],
+            Colour::Memorypressure => match &self.bytes_when_run {
+                Some(bytes) => return Some(bytes[index]),
+                None => d.data_when_run[index],
+            },
             Colour::Worker => self.workers.as_ref()?[index],
             Colour::Stage => self.stages.as_ref()?.stage[index],
             Colour::None => return None,
-        })
+        }))
+    }
+
+    /// The most the order holds: `80 results held`, and where tasks have
+    /// sizes `80 results held, 4,000,632 bytes`.
+    pub(crate) fn held(&self) -> String {
+        let results = crate::legend::thousands(u64::from(self.diagnostics.max_pressure));
+        match self.bytes_when_run.as_ref().and_then(|b| b.iter().max()) {
+            Some(&bytes) => format!(
+                "{results} results held, {} bytes",
+                crate::legend::thousands(bytes)
+            ),
+            None => format!("{results} results held"),
+        }
+    }
+
+    /// What the figure means, for the legend: in bytes where memory
+    /// pressure counts them.
+    pub(crate) fn meaning(&self) -> &'static str {
+        match (self.colour, &self.bytes_when_run) {
+            (Colour::Memorypressure, Some(_)) => {
+                "bytes of results held in memory just before a task runs"
+            }
+            (colour, _) => colour.meaning(),
+        }
     }
 
     /// The task's figures for its hover card.

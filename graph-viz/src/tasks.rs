@@ -27,7 +27,7 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> Result<Picture, E
         let top = match colour {
             // Positions run from 0 to n - 1: the last task is the last colour.
             Colour::Order => figures.len().saturating_sub(1) as f64,
-            _ => f64::from(max),
+            _ => max as f64,
         };
         Scale::up_to(ramp, top)
     });
@@ -40,13 +40,13 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> Result<Picture, E
         let card = figures.card(i);
         let value = figures.value(i);
         let fill = match (colour, value, &scale) {
-            (Colour::Worker | Colour::Stage, Some(category), _) => category_colour(category),
-            (_, Some(value), Some(scale)) => scale.colour(f64::from(value)),
+            (Colour::Worker | Colour::Stage, Some(category), _) => category_colour(category as u32),
+            (_, Some(value), Some(scale)) => scale.colour(value as f64),
             _ => Rgb::WHITE,
         };
         let mut second = format!("#{}", thousands(u64::from(card.order)));
         if let (Some(word), Some(value)) = (word, value) {
-            second.push_str(&format!(" · {word} {}", thousands(u64::from(value))));
+            second.push_str(&format!(" · {word} {}", thousands(value)));
         }
         let mut tooltip = vec![
             key.to_string(),
@@ -98,10 +98,10 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> Result<Picture, E
         _ => Vec::new(),
     };
     let mut notes = vec![format!(
-        "#n: position in the order ({}) · {} tasks · at most {} results held",
+        "#n: position in the order ({}) · {} tasks · at most {}",
         figures.strategy,
         thousands(figures.len() as u64),
-        figures.diagnostics.max_pressure
+        figures.held()
     )];
     if colour == Colour::Worker {
         notes.push("dashed edges cross between workers".to_owned());
@@ -116,7 +116,7 @@ pub(crate) fn picture(graph: &TaskGraph, figures: &Figures) -> Result<Picture, E
     }
     let legend = Legend {
         title: colour.name().to_owned(),
-        meaning: colour.meaning().to_owned(),
+        meaning: figures.meaning().to_owned(),
         swatches,
         notes,
     };

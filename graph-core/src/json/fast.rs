@@ -512,6 +512,9 @@ pub(crate) struct Reader<I> {
     /// When the sink wants no terms: whether each task is a literal value
     /// (no reference, no call), and the calls met so far.
     literal: Vec<bool>,
+    /// When the sink wants no terms: each task's size, from the first task
+    /// that has one on (empty until then).
+    sizes: Vec<Option<u64>>,
     calls: u64,
     /// The code of the key being read, and of the key of the task being
     /// read (if `has_key`).
@@ -531,6 +534,8 @@ pub(crate) struct Reader<I> {
 pub(crate) struct Document {
     pub(crate) table: KeyTable,
     pub(crate) literal: Vec<bool>,
+    /// For a sink without terms: each task's size, or empty if none has one.
+    pub(crate) sizes: Vec<Option<u64>>,
     pub(crate) topology: Topology,
 }
 
@@ -569,6 +574,7 @@ impl<I: Source> Reader<I> {
             forward: Vec::new(),
             forward_codes: Vec::new(),
             literal: Vec::new(),
+            sizes: Vec::new(),
             calls: 0,
             code: Vec::new(),
             task_code: Vec::new(),
@@ -627,9 +633,13 @@ impl<I: Source> Reader<I> {
         }
         let topology = Topology::from_dependency_rows(self.offsets, self.targets)
             .map_err(|_| Bail::Invalid)?;
+        if !self.sizes.is_empty() {
+            self.sizes.resize(self.literal.len(), None);
+        }
         Ok(Document {
             table: self.table,
             literal: self.literal,
+            sizes: self.sizes,
             topology,
         })
     }
@@ -833,6 +843,10 @@ impl<I: Source> Reader<I> {
             sink.task(&key, body, size, cost)?;
             self.keys.push(key);
         } else {
+            if size.is_some() {
+                self.sizes.resize(self.literal.len(), None);
+                self.sizes.push(size);
+            }
             self.literal.push(literal);
         }
         Ok(())
@@ -1121,6 +1135,6 @@ impl Sink for ShapeSink {
 
 impl ShapeSink {
     pub(crate) fn finish(read: Document) -> Shape {
-        Shape::new(read.table, read.topology, read.literal)
+        Shape::new(read.table, read.topology, read.literal, read.sizes)
     }
 }
