@@ -92,7 +92,52 @@ pub(crate) fn run(_args: &Args) -> anyhow::Result<()> {
     writeln!(out)?;
     parallel_step(&mut out)?;
     writeln!(out)?;
+    bytes_step(&mut out)?;
+    writeln!(out)?;
     recovery_step(&mut out)?;
+    Ok(())
+}
+
+/// Results of very different sizes: an order by counts against one by
+/// bytes, and a run on two threads that holds what the order holds.
+fn bytes_step(out: &mut impl Write) -> anyhow::Result<()> {
+    const PRODUCER: u64 = 4_000_000;
+    let graph = generate::shared_producers(40, 2, PRODUCER);
+    let shape = Shape::of(&graph)?;
+    let sizes = graph_order::shape_sizes(&shape).unwrap_or_default();
+    writeln!(
+        out,
+        "Results of very different sizes: 40 producers of 4 MB, each read by `len` and `checksum`, the 80 small results gathered by one task:"
+    )?;
+    let ties = graph_order::ranks_by_str(shape.keys());
+    let by_count = graph_order::order(
+        shape.topology(),
+        &ties,
+        &graph_order::OrderConfig::new(Strategy::Dask),
+    )?;
+    let by_bytes = crate::order::order_with(&shape, Strategy::Auto)?;
+    let (max_bytes, lower) = by_bytes.bytes.unwrap_or_default();
+    writeln!(
+        out,
+        "  dask's order holds {} results at most (the least any order can) and {}",
+        graph_order::max_pressure(shape.topology(), &by_count)?,
+        crate::flags::human_bytes(graph_order::max_bytes(shape.topology(), &by_count, &sizes)?)
+    )?;
+    writeln!(
+        out,
+        "  auto, weighing each result by its size (kept {}): {}, and no order can hold less than {}",
+        by_bytes.order.strategy().map_or("?", Strategy::name),
+        crate::flags::human_bytes(max_bytes),
+        crate::flags::human_bytes(lower)
+    )?;
+    let keys = [Key::from("total")];
+    let priorities = by_bytes.order.into_priorities();
+    let run = crate::run::execute(&graph, &keys, 2, &priorities, None, false, None)?;
+    writeln!(
+        out,
+        "  run on 2 threads: at most {} of results in memory",
+        crate::flags::human_bytes(run.stats.peak_bytes)
+    )?;
     Ok(())
 }
 

@@ -46,41 +46,12 @@ fn json_output_is_a_valid_order() {
 
 const PRODUCER: u64 = 4_000_000;
 
-/// 40 producers of 4 MB (`blob`), each read by `len` and `checksum`, the 80
-/// small results gathered by one `list`: the first readers of every
-/// producer first, which tempts an order by counts into holding them all.
-fn producers_read_twice() -> graph_core::TaskGraph {
-    use graph_core::{TaskGraph, Term};
-    let mut graph = TaskGraph::new();
-    for p in 0..40_i64 {
-        graph
-            .insert(
-                ("blob", p),
-                Term::call("blob", [Term::lit(PRODUCER as i64), Term::lit(p)]),
-            )
-            .unwrap();
-        graph.task_mut(graph_core::NodeId::new(p as usize)).size = Some(PRODUCER);
-    }
-    let mut gathered = Vec::new();
-    for reader in ["len", "checksum"] {
-        for p in 0..40_i64 {
-            let node = graph
-                .insert((reader, p), Term::call(reader, [Term::key(("blob", p))]))
-                .unwrap();
-            graph.task_mut(node).size = Some(8);
-            gathered.push(Term::key((reader, p)));
-        }
-    }
-    graph.insert("total", Term::call("list", gathered)).unwrap();
-    graph
-}
-
 /// Where tasks have sizes, the order holds bytes, not results: one producer
 /// at a time (and its small readers), and runs on one or two threads hold
 /// at most that plus a producer per thread.
 #[test]
 fn sizes_order_and_run_in_bytes() {
-    let text = json::to_string(&producers_read_twice()).unwrap();
+    let text = json::to_string(&generate::shared_producers(40, 2, PRODUCER)).unwrap();
     let run = taskgraph(&["order", "-", "--json"], text.as_bytes());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();

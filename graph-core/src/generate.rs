@@ -590,3 +590,64 @@ pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> Result<TaskGraph, crat
     }
     Ok(out)
 }
+
+/// `producers` large results (`('blob', p)`, the built-in op `blob` of
+/// `bytes` bytes), each read by `readers` small tasks (`len`, `checksum`,
+/// then `('checksum', p, r)` for more), and every reader's result gathered
+/// by one `list` task, `'total'`, which lists the first readers of every
+/// producer, then the second ones, and so on. Every task carries its
+/// `size`: `bytes` for a producer, 8 for the rest.
+///
+/// Counted in results, every order holds all `producers * readers` small
+/// results before `'total'`, whatever it holds of the producers; in bytes,
+/// the best order runs each producer's readers right after it and holds one
+/// producer at a time.
+///
+/// ```
+/// use graph_core::{Key, generate};
+///
+/// let graph = generate::shared_producers(40, 2, 4_000_000);
+/// assert_eq!(graph.len(), 40 + 80 + 1);
+/// let total = graph.node_id(&Key::from("total")).unwrap();
+/// assert_eq!(graph.topology()?.dependencies(total).len(), 80);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn shared_producers(producers: usize, readers: usize, bytes: u64) -> TaskGraph {
+    let mut graph = TaskGraph::with_capacity(producers * (readers + 1) + 1);
+    let sized = |term: Term, size: u64| crate::Task {
+        body: crate::Body::Term(term),
+        size: Some(size),
+        cost: None,
+    };
+    let blob = |p: usize| Key::from(("blob", p as i64));
+    for p in 0..producers {
+        let term = Term::call(
+            "blob",
+            [
+                Term::lit(i64::try_from(bytes).unwrap_or(i64::MAX)),
+                Term::lit(p as i64),
+            ],
+        );
+        graph
+            .insert_task(blob(p), sized(term, bytes))
+            .expect("generated keys are distinct");
+    }
+    let reader = |p: usize, r: usize| match r {
+        0 => (Key::from(("len", p as i64)), "len"),
+        1 => (Key::from(("checksum", p as i64)), "checksum"),
+        r => (Key::from(("checksum", p as i64, r as i64)), "checksum"),
+    };
+    let mut gathered = Vec::with_capacity(producers * readers);
+    for r in 0..readers {
+        for p in 0..producers {
+            let (key, op) = reader(p, r);
+            let term = Term::call(op, [Term::Ref(blob(p))]);
+            graph
+                .insert_task(key.clone(), sized(term, 8))
+                .expect("generated keys are distinct");
+            gathered.push(Term::Ref(key));
+        }
+    }
+    insert(&mut graph, Key::from("total"), Term::call("list", gathered));
+    graph
+}

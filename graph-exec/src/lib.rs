@@ -7,7 +7,12 @@
 //! - [`execute_sequential`] is the oracle: one task at a time, obviously right.
 //! - [`LocalExecutor`] runs on all cores in the priority order of a static
 //!   ordering, frees every intermediate result as soon as its last dependent has
-//!   run, stops at the first failure, and reports [`Stats`].
+//!   run, stops at the first failure, and reports [`Stats`]. On several
+//!   threads it holds results within the order's profile ([`OrderProfile`],
+//!   [`HeldLimit`]): in bytes where the tasks' sizes are known (about 1.1
+//!   times the order's peak bytes, plus one result per thread), else in
+//!   count (1.1 times its max pressure, plus 8); a memory limit
+//!   ([`RunOptions::memory_limit`]) is a ceiling on top of that.
 //!
 //! - [`CompiledGraph`] hands the tasks, compiled, to an executor of the
 //!   caller's: it runs one task at a time on the inputs it is given.
@@ -52,7 +57,8 @@ pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
 pub use scheduler::{
-    HeldLimit, Overflow, Scheduler, SchedulerConfig, pressure_rise, run_order, task_kinds,
+    ByteLimit, HeldLimit, OrderProfile, Overflow, Scheduler, SchedulerConfig, byte_rise,
+    pressure_rise, run_order, task_kinds,
 };
 pub use sequential::{Run, execute_sequential};
 pub use startable::Startable;

@@ -10,8 +10,8 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
 use crate::{
-    Error, HeldLimit, OpRegistry, Request, ResultStore, Run, Scheduler, SchedulerConfig, Startable,
-    TaskValue, pressure_rise, run_order,
+    Error, OpRegistry, OrderProfile, Request, ResultStore, Run, Scheduler, SchedulerConfig,
+    Startable, TaskValue, run_order,
 };
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
@@ -93,8 +93,10 @@ pub struct RunOptions<'a> {
     /// alone larger than the limit ends the run with [`Error::TooLarge`].
     /// A result's size is [`TaskValue::size_bytes`], else its task's
     /// `size`, else the size of the value type; before it runs, a task's
-    /// result is expected to take the mean of the results of its op
-    /// measured so far, else its `size`.
+    /// result is expected to take the largest of the results of its op
+    /// measured so far, else its `size`; and where a result comes in
+    /// larger than that, results are spilled to get back under the limit
+    /// before any further task starts.
     pub memory_limit: Option<u64>,
     /// Under a memory limit, run the first task of each op alone until its
     /// result is measured, so that the limit holds from the first task
@@ -110,16 +112,22 @@ pub struct RunOptions<'a> {
 /// priority order (the static order as tie-breaker, as in dask's local
 /// scheduler), and an intermediate result is freed as soon as its last
 /// dependent has run. Under a memory limit ([`RunOptions::memory_limit`]),
-/// tasks wait for room and results spill to disk. With one thread the tasks run exactly in priority
-/// order, so the peak number of held results is the order's max pressure `P`.
-/// With several, an idle thread starts the ready task of best priority
-/// whenever the results held, with those of the running tasks and the room
-/// the order needs to go on from its next task, stay within `1.1 P + 8`;
-/// past that it starts the order's next task if its result fits, or a task
-/// that frees as many results as it adds, and waits only where none does
-/// ([`HeldLimit`]). Parallel first, frugal within that: independent chains
-/// or a wavefront run side by side, and the results held stay within
-/// `1.1 P + 8` plus about one per thread.
+/// tasks wait for room and results spill to disk. With one thread the tasks
+/// run exactly in priority order, so the peak held is the order's own: its
+/// max pressure `P` in results, its peak bytes `B`. With several, an idle
+/// thread starts the ready task of best priority whenever the results held,
+/// with those of the running tasks and the room the order needs to go on
+/// from its next task, stay within the order's profile ([`OrderProfile`]):
+/// where any task has a `size`, `1.1 B` plus one largest expected result
+/// per thread, in bytes (held results by their measured sizes, the others
+/// by their `size` refined by what their op's results measured); else
+/// `1.1 P + 8` results. Past that it starts the order's next task if its
+/// result fits, or a task that frees as much as it adds, and waits only
+/// where none does ([`HeldLimit`](crate::HeldLimit)); ahead of the order, in bytes, the ready
+/// task that frees the most bytes goes first. Parallel first, frugal within
+/// that: independent chains or a wavefront run side by side, and the
+/// results held stay within the bound (in count, plus about one per
+/// thread).
 ///
 /// It matches `dask.threaded.get` / `dask.local.get_async` in what it computes,
 /// returns and reports on failure.
@@ -240,11 +248,17 @@ impl LocalExecutor {
         };
         let total = needed.iter().filter(|&&n| n).count();
         let n_threads = self.threads.clamp(1, total.max(1));
+        // Each task's `size`, and its op: what its result is expected to
+        // take before it runs, refined by what its op's results measure.
+        let expected_bytes: Vec<Option<u64>> = graph.iter().map(|(_, task)| task.size).collect();
+        let kinds = plan.kinds();
         // With one thread the tasks run exactly in priority order. With
         // several, whatever is ready runs, best priority first, while the
-        // results held stay within about a tenth of the order's own max
-        // pressure (and a few) of it, and within the memory limit.
-        let (ranks, rise) = if n_threads == 1 {
+        // results held stay within about a tenth of the order's own peak
+        // bytes (and one result per thread) of it, or where no size is
+        // known of its max pressure (and a few), and within the memory
+        // limit.
+        let (ranks, profile) = if n_threads == 1 {
             (priorities, None)
         } else {
             let ranks = if default_order {
@@ -252,17 +266,19 @@ impl LocalExecutor {
             } else {
                 Cow::Owned(run_order(&sched, &needed, &priorities)?)
             };
-            let rise = pressure_rise(plan.topology, &sched, &needed, &ranks);
-            (ranks, Some(rise))
+            let profile = OrderProfile::new(
+                plan.topology,
+                &sched,
+                &needed,
+                &ranks,
+                &expected_bytes,
+                std::mem::size_of::<T>() as u64,
+            );
+            (ranks, Some(profile))
         };
-        let held_limit = rise.as_deref().map(HeldLimit::for_threads);
-        let (expected_bytes, kinds): (Vec<Option<u64>>, Vec<u32>) = match options.memory_limit {
-            Some(_) => (
-                graph.iter().map(|(_, task)| task.size).collect(),
-                plan.kinds(),
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
+        let held_limit = profile
+            .as_ref()
+            .map(|profile| profile.held_limit(n_threads));
         let scheduler = Scheduler::new(&SchedulerConfig {
             data: plan.topology,
             sched: &sched,

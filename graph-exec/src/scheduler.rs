@@ -12,11 +12,16 @@ use rustc_hash::FxHashMap;
 
 use crate::rank_set::RankSet;
 
-/// Which tasks one executor runs, and in what order it prefers them.
+/// Which tasks one executor runs, in what order it prefers them, and within
+/// what bounds.
 ///
 /// `Scheduler::new` takes this plain description; the executor decides it
 /// (the local executor runs every needed task, a distributed worker those
-/// its placement gives it).
+/// its placement gives it). The bounds: `held_limit`, the order's profile
+/// that several threads keep to (in bytes where sizes are known: see
+/// [`HeldLimit`] and [`OrderProfile`]), and `memory_limit`, a ceiling on the
+/// bytes in memory; both read what results are expected to take from
+/// `expected_bytes` and `kinds`.
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub struct SchedulerConfig<'a> {
@@ -37,7 +42,8 @@ pub struct SchedulerConfig<'a> {
     /// Per scheduling node, its rank among the ready tasks: the lowest ready
     /// rank runs first, ties by node id.
     pub ranks: &'a [u32],
-    /// Bound the results held, counting those of the running tasks: see
+    /// Bound the results held, counting those of the running tasks, in
+    /// bytes where the order's byte profile is known and else in count: see
     /// [`HeldLimit`]. `None`: no bound; any ready task starts, lowest rank
     /// first.
     pub held_limit: Option<HeldLimit<'a>>,
@@ -49,14 +55,16 @@ pub struct SchedulerConfig<'a> {
     pub memory_limit: Option<u64>,
     /// Per task, the bytes its result is said to take beforehand (the
     /// task's `size`): a hint, until results of its kind have been
-    /// measured. Empty: no hints.
+    /// measured. Empty: no hints. Read under a memory limit and under a
+    /// [`HeldLimit`] in bytes.
     pub expected_bytes: &'a [Option<u64>],
     /// Per task, its kind (the op its task calls, say: [`task_kinds`]):
     /// results of one kind are taken to be alike, so the result of a task
-    /// not yet run is expected to take the mean of those of its kind
-    /// measured so far, else its hint, else the mean of all results
-    /// measured. Empty: kinds unknown; a task's hint, else the mean of all
-    /// results measured.
+    /// not yet run is expected to take the largest of those of its kind
+    /// measured so far (the largest, not the mean, so that a limit is a
+    /// ceiling), else its hint, else the mean of all results measured.
+    /// Empty: kinds unknown; a task's hint, else the mean of all results
+    /// measured.
     ///
     /// [`task_kinds`]: crate::task_kinds
     pub kinds: &'a [u32],
@@ -110,20 +118,35 @@ impl<'a> SchedulerConfig<'a> {
 ///
 /// The order (the scheduler's ranks, which must then number the needed
 /// nodes `0..m` with every node after its dependencies, as [`run_order`]
-/// gives them) holds at most its max pressure `P` on one thread. With
-/// several, any ready task may start, lowest rank first, while the results
-/// held and those of the running tasks stay within `limit`, and so do they
-/// with how far the order from its first task not started would still raise
-/// them (its `rise`), leaving out the results that only running tasks still
-/// read (they go when those finish): running ahead of the order leaves room
-/// to go on with it. Past that, a ready task starts only if it is the order's
-/// next task and its own result fits the limit, or if it frees at least as
-/// many results as it adds (no other task reads an input it reads); where
-/// neither is among the first few ready tasks, the executor waits for a
-/// running task to finish, and with nothing running the first starts
-/// regardless, so that a run never stalls. With `limit`
-/// `1.1 P + 8`, independent chains and wavefronts run side by side, and the
-/// results held stay within the limit plus about one per running task.
+/// gives them) holds at most its max pressure `P` on one thread, and at
+/// most its peak bytes `B` (see [`byte_rise`]). With several, any ready
+/// task may start, lowest rank first, while the results held and those of
+/// the running tasks stay within the limit, and so do they with how far
+/// the order from its first task not started would still raise them (its
+/// rise), leaving out the results that only running tasks still read (they
+/// go when those finish): running ahead of the order leaves room to go on
+/// with it. Past that, a ready task starts only if it is the order's next
+/// task and its own result fits the limit, or if it frees at least as much
+/// as it adds (inputs no other task reads); where neither is among the
+/// first few ready tasks, the executor waits for a running task to finish,
+/// and with nothing running the first starts regardless, so that a run
+/// never stalls.
+///
+/// The rule counts results (`limit`, `rise`) unless `bytes` is given; then
+/// it weighs them in bytes instead ([`ByteLimit`]): the results held count
+/// by their measured sizes, a running task by the bytes its result is
+/// expected to take ([`SchedulerConfig::expected_bytes`] refined by
+/// [`SchedulerConfig::kinds`]), and so does the task that would start. In
+/// bytes, where the order leaves freedom (the task to start is ahead of the
+/// order's next one), the ready task among the first few that frees the
+/// most bytes starts first, ties by rank.
+///
+/// With `limit` `1.1 P + 8` ([`HeldLimit::for_threads`]), independent
+/// chains and wavefronts run side by side, and the results held stay within
+/// the limit plus about one per running task; with a byte limit of
+/// `1.1 B` plus one largest result per thread
+/// ([`HeldLimit::for_threads_and_bytes`]), the bytes held stay within it as
+/// long as no result exceeds what was expected of it.
 ///
 /// # Example
 ///
@@ -139,7 +162,7 @@ impl<'a> SchedulerConfig<'a> {
 /// let rise = pressure_rise(&topology, &topology, &needed, &ranks);
 /// assert_eq!(rise[0], 1); // the order's max pressure
 /// let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
-/// config.held_limit = Some(HeldLimit { limit: 3, rise: &rise });
+/// config.held_limit = Some(HeldLimit { limit: 3, rise: &rise, bytes: None });
 /// let mut scheduler = Scheduler::new(&config);
 /// let mut spill = Vec::new();
 /// // Both chains start side by side: two results held and running, within
@@ -148,15 +171,59 @@ impl<'a> SchedulerConfig<'a> {
 /// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(2))));
 /// # Ok::<(), graph_core::Error>(())
 /// ```
+///
+/// In bytes:
+///
+/// ```
+/// use graph_core::{NodeId, Topology};
+/// use graph_exec::{HeldLimit, Scheduler, SchedulerConfig, byte_rise, pressure_rise};
+///
+/// // The same two chains, with results of 100 bytes: the order holds 100
+/// // at a time. A limit of 110 plus one result per thread (two) lets both
+/// // chains start side by side.
+/// let topology = Topology::from_edges(4, [(0, 1), (2, 3)])?;
+/// let (needed, ranks) = ([true; 4], [0, 1, 2, 3]);
+/// let rise = pressure_rise(&topology, &topology, &needed, &ranks);
+/// let bytes = byte_rise(&topology, &topology, &needed, &ranks, &[100; 4]);
+/// assert_eq!(bytes[0], 100); // the order's peak bytes
+/// let held_limit = HeldLimit::for_threads_and_bytes(&rise, &bytes, 100, 2);
+/// assert_eq!(held_limit.bytes.map(|b| b.limit), Some(100 + 10 + 2 * 100));
+/// let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
+/// config.held_limit = Some(held_limit);
+/// config.expected_bytes = &[Some(100); 4];
+/// let mut scheduler = Scheduler::new(&config);
+/// let mut spill = Vec::new();
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(0))));
+/// assert_eq!(scheduler.start_next(&mut spill), Ok(Some(NodeId::new(2))));
+/// # Ok::<(), graph_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct HeldLimit<'a> {
     /// The most results held, with those of the running tasks (and, for a
     /// task ahead of the order, with the order's rise from its next task).
+    /// Not read when `bytes` is given.
     pub limit: usize,
     /// Per rank, how far the results held rise over their count before that
     /// rank as one thread runs the order on from it (see [`pressure_rise`]);
     /// ranks past its end rise by nothing.
     pub rise: &'a [u32],
+    /// The same bound in bytes, which then replaces the count: for an order
+    /// whose tasks' sizes are known beforehand. `None`: the bound counts
+    /// results.
+    pub bytes: Option<ByteLimit<'a>>,
+}
+
+/// The bound of a [`HeldLimit`] in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct ByteLimit<'a> {
+    /// The most bytes of results held, with those expected of the running
+    /// tasks (and, for a task ahead of the order, with the order's byte
+    /// rise from its next task).
+    pub limit: u64,
+    /// Per rank, how far the bytes held rise over those held before that
+    /// rank as one thread runs the order on from it (see [`byte_rise`]);
+    /// ranks past its end rise by nothing.
+    pub rise: &'a [u64],
 }
 
 impl<'a> HeldLimit<'a> {
@@ -164,8 +231,9 @@ impl<'a> HeldLimit<'a> {
     /// threads may hold (besides about one per thread).
     pub const SLACK: usize = 8;
 
-    /// The bound an executor of several threads keeps: `1.1 P + 8`, with
-    /// `P` the order's max pressure, `rise[0]` (see [`pressure_rise`]).
+    /// The bound an executor of several threads keeps where sizes are
+    /// unknown: `1.1 P + 8` results, with `P` the order's max pressure,
+    /// `rise[0]` (see [`pressure_rise`]).
     ///
     /// ```
     /// use graph_exec::HeldLimit;
@@ -178,6 +246,155 @@ impl<'a> HeldLimit<'a> {
         HeldLimit {
             limit: pressure + pressure / 10 + HeldLimit::SLACK,
             rise,
+            bytes: None,
+        }
+    }
+
+    /// The bound an executor of `threads` threads keeps where sizes are
+    /// known: in bytes, `1.1 B` plus `threads` times `largest_result`, with
+    /// `B` the order's peak bytes, `byte_rise[0]` (see [`byte_rise`]), and
+    /// `largest_result` the most bytes any one task's result is expected to
+    /// take; the count bound as [`HeldLimit::for_threads`] gives it (not
+    /// read while `bytes` is set).
+    ///
+    /// ```
+    /// use graph_exec::HeldLimit;
+    ///
+    /// let (rise, byte_rise) = ([2, 1, 0], [4_000, 3_000, 0]);
+    /// let bound = HeldLimit::for_threads_and_bytes(&rise, &byte_rise, 1_000, 4);
+    /// assert_eq!(bound.bytes.unwrap().limit, 4_000 + 400 + 4 * 1_000);
+    /// ```
+    pub fn for_threads_and_bytes(
+        rise: &'a [u32],
+        byte_rise: &'a [u64],
+        largest_result: u64,
+        threads: usize,
+    ) -> HeldLimit<'a> {
+        let peak = byte_rise.first().copied().unwrap_or(0);
+        let limit = peak
+            .saturating_add(peak / 10)
+            .saturating_add(largest_result.saturating_mul(threads as u64));
+        HeldLimit {
+            bytes: Some(ByteLimit {
+                limit,
+                rise: byte_rise,
+            }),
+            ..HeldLimit::for_threads(rise)
+        }
+    }
+}
+
+/// What an order holds as one thread runs it, in count and (where its
+/// tasks' sizes are known) in bytes: the profile that the [`HeldLimit`] of
+/// a run on several threads is drawn from. One constructor for every
+/// executor that runs an order on threads (the local one, the Python one).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+/// use graph_exec::{OrderProfile, SchedulerConfig};
+///
+/// // 0 and 1 (1 MB each) feed 2 (8 bytes, the default for an unknown size).
+/// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+/// let (needed, ranks) = ([true; 3], [0, 1, 2]);
+/// let sizes = [Some(1 << 20), Some(1 << 20), None];
+/// let profile = OrderProfile::new(&topology, &topology, &needed, &ranks, &sizes, 8);
+/// assert_eq!(profile.rise()[0], 2);
+/// assert_eq!(profile.byte_rise().map(|rise| rise[0]), Some(2 << 20));
+/// let held_limit = profile.held_limit(4);
+/// let bytes = held_limit.bytes.unwrap();
+/// assert_eq!(bytes.limit, (2 << 20) + (2 << 20) / 10 + 4 * (1 << 20));
+/// // Without sizes, the bound counts results.
+/// let profile = OrderProfile::new(&topology, &topology, &needed, &ranks, &[], 8);
+/// assert!(profile.byte_rise().is_none() && profile.held_limit(4).bytes.is_none());
+/// let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
+/// config.held_limit = Some(profile.held_limit(4));
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct OrderProfile {
+    rise: Vec<u32>,
+    byte_rise: Option<Vec<u64>>,
+    largest: u64,
+}
+
+impl OrderProfile {
+    /// The profile of the order `ranks` (numbering the needed nodes of
+    /// `sched` `0..m`, every node after its dependencies, as [`run_order`]
+    /// gives them) over the data edges of `data`, with each task's result
+    /// taking its `expected_bytes` (its `size`), else `unknown_bytes` (what
+    /// the executor counts for a result of unknown size). Where no needed
+    /// task has an expected size (`expected_bytes` empty, say), the profile
+    /// has no bytes and its bound counts results.
+    ///
+    /// **Complexity**: O(V + E).
+    pub fn new(
+        data: &Topology,
+        sched: &Topology,
+        needed: &[bool],
+        ranks: &[u32],
+        expected_bytes: &[Option<u64>],
+        unknown_bytes: u64,
+    ) -> OrderProfile {
+        let n_tasks = data.node_count();
+        let rise = pressure_rise(data, sched, needed, ranks);
+        let known =
+            (0..n_tasks).any(|i| needed[i] && expected_bytes.get(i).is_some_and(Option::is_some));
+        if !known {
+            return OrderProfile {
+                rise,
+                byte_rise: None,
+                largest: 0,
+            };
+        }
+        let sizes: Vec<u64> = (0..n_tasks)
+            .map(|i| {
+                expected_bytes
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(unknown_bytes)
+            })
+            .collect();
+        let largest = (0..n_tasks)
+            .filter(|&i| needed[i])
+            .map(|i| sizes[i])
+            .max()
+            .unwrap_or(0);
+        OrderProfile {
+            byte_rise: Some(byte_rise(data, sched, needed, ranks, &sizes)),
+            rise,
+            largest,
+        }
+    }
+
+    /// Per rank, the order's rise in results held (see [`pressure_rise`]).
+    pub fn rise(&self) -> &[u32] {
+        &self.rise
+    }
+
+    /// Per rank, the order's rise in bytes held (see [`byte_rise`]); `None`
+    /// where no task's size is known.
+    pub fn byte_rise(&self) -> Option<&[u64]> {
+        self.byte_rise.as_deref()
+    }
+
+    /// The most bytes any one needed task's result is expected to take (0
+    /// where no size is known).
+    pub fn largest_result(&self) -> u64 {
+        self.largest
+    }
+
+    /// The bound a run of the order on `threads` threads keeps: in bytes
+    /// where sizes are known ([`HeldLimit::for_threads_and_bytes`]), else in
+    /// count ([`HeldLimit::for_threads`]).
+    pub fn held_limit(&self, threads: usize) -> HeldLimit<'_> {
+        match &self.byte_rise {
+            Some(byte_rise) => {
+                HeldLimit::for_threads_and_bytes(&self.rise, byte_rise, self.largest, threads)
+            }
+            None => HeldLimit::for_threads(&self.rise),
         }
     }
 }
@@ -279,7 +496,10 @@ pub struct Scheduler<'t> {
     held_bytes: u64,
     peak_bytes: u64,
     held_limit: Option<HeldBound<'t>>,
-    memory: Option<Memory<'t>>,
+    /// What the results of tasks not yet run are expected to take: under a
+    /// memory limit or a bound in bytes.
+    sizes: Option<Sizes<'t>>,
+    memory: Option<Memory>,
 }
 
 /// The bookkeeping of [`SchedulerConfig::held_limit`].
@@ -299,6 +519,8 @@ struct HeldBound<'t> {
     /// Results held whose every remaining reader is running: freed as those
     /// finish, and so no part of what the order holds from its next task on.
     doomed: usize,
+    /// The bound in bytes, which replaces the count.
+    bytes: Option<ByteBound<'t>>,
 }
 
 impl HeldBound<'_> {
@@ -308,11 +530,66 @@ impl HeldBound<'_> {
     }
 }
 
+/// The bookkeeping of a [`ByteLimit`]: [`HeldBound`]'s counts, in bytes.
+#[derive(Clone, Debug)]
+struct ByteBound<'t> {
+    limit: u64,
+    rise: &'t [u64],
+    /// Measured bytes of the results held (in memory or spilled).
+    held: u64,
+    /// Bytes expected of the running tasks whose result will be held.
+    in_flight: u64,
+    /// Measured bytes of the results held whose every remaining reader is
+    /// running.
+    doomed: u64,
+}
+
+impl ByteBound<'_> {
+    /// How far the order from its next task, `head`, would raise the bytes
+    /// held.
+    fn rise_at(&self, head: usize) -> u64 {
+        self.rise.get(head).copied().unwrap_or(0)
+    }
+}
+
+/// What a scheduler expects of results not yet measured, and what it set
+/// aside for the results of the running tasks.
+#[derive(Clone, Debug)]
+struct Sizes<'t> {
+    expected: &'t [Option<u64>],
+    /// Per task, its kind (empty: all of kind 0).
+    kinds: &'t [u32],
+    /// Per kind, the results measured so far and the tasks running.
+    by_kind: Vec<Kind>,
+    /// All results measured so far, for the mean that stands in where a
+    /// kind has none and there is no hint.
+    seen: Kind,
+    /// Per task, while it runs (or, run elsewhere, while its result is on
+    /// its way here): the bytes reserved for its result.
+    reserved: Vec<u64>,
+    /// Bytes reserved for the results of the running tasks and of those
+    /// on their way.
+    running_bytes: u64,
+}
+
+impl Sizes<'_> {
+    /// The kind of task `node`.
+    fn kind(&self, node: NodeId) -> usize {
+        self.kinds.get(node.index()).map_or(0, |&k| k as usize)
+    }
+
+    /// Records a result of `node` of `bytes`, measured.
+    fn measured(&mut self, node: NodeId, bytes: u64) {
+        self.seen.measured(bytes);
+        let kind = self.kind(node);
+        self.by_kind[kind].measured(bytes);
+    }
+}
+
 /// The bookkeeping of [`SchedulerConfig::memory_limit`].
 #[derive(Clone, Debug)]
-struct Memory<'t> {
+struct Memory {
     limit: u64,
-    expected: &'t [Option<u64>],
     /// Per task: its held result is on disk.
     spilled: FixedBitSet,
     /// Per task: its result could not be written, and stays in memory.
@@ -322,32 +599,12 @@ struct Memory<'t> {
     unspillable_bytes: u64,
     /// Per task: running tasks that read its result (it stays in memory).
     pins: Vec<u32>,
-    /// Per task, while it runs (or, run elsewhere, while its result is on
-    /// its way here): the bytes reserved for its result.
-    reserved: Vec<u64>,
-    /// Bytes reserved for the results of the running tasks and of those
-    /// on their way.
-    running_bytes: u64,
     /// Bytes of results on their way out of this executor, in buffers of
     /// the executor's own ([`Scheduler::sending`]).
     sending: u64,
-    /// Per task, its kind (empty: all of kind 0).
-    kinds: &'t [u32],
-    /// Per kind, the results measured so far and the tasks running.
-    by_kind: Vec<Kind>,
-    /// All results measured so far, for the mean that stands in where a
-    /// kind has none and there is no hint.
-    seen: Kind,
     measure_first: bool,
     /// Bytes written to disk over the run.
     spilled_bytes: u64,
-}
-
-impl Memory<'_> {
-    /// The kind of task `node`.
-    fn kind(&self, node: NodeId) -> usize {
-        self.kinds.get(node.index()).map_or(0, |&k| k as usize)
-    }
 }
 
 /// Each task's kind for [`SchedulerConfig::kinds`]: the op its task calls
@@ -380,11 +637,13 @@ pub fn task_kinds(graph: &TaskGraph) -> Vec<u32> {
         .collect()
 }
 
-/// What a [`Memory`] knows of the results of one kind.
+/// What a [`Sizes`] knows of the results of one kind.
 #[derive(Clone, Copy, Debug, Default)]
 struct Kind {
     /// Bytes of the results measured.
     bytes: u64,
+    /// The largest result measured.
+    largest: u64,
     /// How many results were measured.
     count: u64,
     /// How many tasks of the kind run now.
@@ -396,8 +655,14 @@ impl Kind {
         self.bytes.checked_div(self.count)
     }
 
+    /// The largest result measured, if any was.
+    fn largest(&self) -> Option<u64> {
+        (self.count > 0).then_some(self.largest)
+    }
+
     fn measured(&mut self, bytes: u64) {
         self.bytes = self.bytes.saturating_add(bytes);
+        self.largest = self.largest.max(bytes);
         self.count += 1;
     }
 }
@@ -459,11 +724,12 @@ impl<'t> Scheduler<'t> {
             }
         }
         let left = runs.count_ones(..);
+        let in_bytes = held_limit.is_some_and(|bound| bound.bytes.is_some());
         Scheduler {
             data,
             sched,
             n_tasks,
-            held_limit: held_limit.map(|HeldLimit { limit, rise }| HeldBound {
+            held_limit: held_limit.map(|HeldLimit { limit, rise, bytes }| HeldBound {
                 limit,
                 rise,
                 in_flight: 0,
@@ -471,20 +737,29 @@ impl<'t> Scheduler<'t> {
                 head: 0,
                 unstarted: readers.clone(),
                 doomed: 0,
+                bytes: bytes.map(|ByteLimit { limit, rise }| ByteBound {
+                    limit,
+                    rise,
+                    held: 0,
+                    in_flight: 0,
+                    doomed: 0,
+                }),
+            }),
+            sizes: (memory_limit.is_some() || in_bytes).then(|| Sizes {
+                expected: expected_bytes,
+                kinds,
+                by_kind: vec![Kind::default(); kinds.iter().max().map_or(1, |&k| k as usize + 1)],
+                seen: Kind::default(),
+                reserved: vec![0; n_tasks],
+                running_bytes: 0,
             }),
             memory: memory_limit.map(|limit| Memory {
                 limit,
-                expected: expected_bytes,
                 spilled: FixedBitSet::with_capacity(n_tasks),
                 unspillable: FixedBitSet::with_capacity(n_tasks),
                 unspillable_bytes: 0,
                 pins: vec![0; n_tasks],
-                reserved: vec![0; n_tasks],
-                running_bytes: 0,
                 sending: 0,
-                kinds,
-                by_kind: vec![Kind::default(); kinds.iter().max().map_or(1, |&k| k as usize + 1)],
-                seen: Kind::default(),
                 measure_first,
                 spilled_bytes: 0,
             }),
@@ -528,17 +803,30 @@ impl<'t> Scheduler<'t> {
         if self.blocked {
             return Ok(None);
         }
-        if self.may_start(NodeId::from_u32(first as u32)) {
+        let first_node = NodeId::from_u32(first as u32);
+        // Under a bound in bytes, a task ahead of the order (the first ready
+        // one is not the order's next) is chosen among the first few ready
+        // ones as the one that frees the most bytes.
+        let by_freeing = self.held_limit.as_ref().is_some_and(|bound| {
+            bound.bytes.is_some() && self.ranks[first_node.index()] as usize != bound.head
+        });
+        if !by_freeing && self.may_start(first_node) {
             self.ready.take_first(first);
             self.start(first);
-            return Ok(Some(NodeId::from_u32(first as u32)));
+            return Ok(Some(first_node));
         }
-        // The first ready node (by rank) after it that may start; those
-        // looked past go back into the ready set.
+        // The first ready node (by rank) after it that may start, or the
+        // one that frees the most bytes; those looked past go back into the
+        // ready set.
         self.ready.take_first(first);
         self.passed.push(first);
-        let mut chosen = None;
-        let lookahead = if self.memory.is_some() {
+        let mut chosen: Option<(u64, u64)> = None;
+        if by_freeing && self.may_start(first_node) {
+            chosen = Some((first, self.frees_bytes(first_node)));
+        }
+        let lookahead = if by_freeing {
+            FREEING_LOOKAHEAD
+        } else if self.memory.is_some() {
             LOOKAHEAD
         } else {
             FREEING_LOOKAHEAD
@@ -546,14 +834,25 @@ impl<'t> Scheduler<'t> {
         while self.passed.len() < lookahead
             && let Some(key) = self.ready.pop()
         {
-            if self.may_start(NodeId::from_u32(key as u32)) {
-                chosen = Some(key);
+            self.passed.push(key);
+            let node = NodeId::from_u32(key as u32);
+            if !self.may_start(node) {
+                continue;
+            }
+            if !by_freeing {
+                chosen = Some((key, 0));
                 break;
             }
-            self.passed.push(key);
+            let frees = self.frees_bytes(node);
+            if chosen.is_none_or(|(_, most)| frees > most) {
+                chosen = Some((key, frees));
+            }
         }
+        let chosen = chosen.map(|(key, _)| key);
         for key in self.passed.drain(..) {
-            self.ready.push(key);
+            if Some(key) != chosen {
+                self.ready.push(key);
+            }
         }
         if let Some(key) = chosen {
             self.start(key);
@@ -601,14 +900,29 @@ impl<'t> Scheduler<'t> {
         if i >= self.n_tasks {
             return true;
         }
+        let at_head = self.ranks[i] as usize == bound.head;
+        if let Some(bytes) = &bound.bytes {
+            // The same rule, in bytes: measured for the results held,
+            // expected for those to come.
+            let adds = if self.readers[i] > 0 {
+                self.expected(node)
+            } else {
+                0
+            };
+            let held = bytes.held + bytes.in_flight + adds;
+            let fits = held <= bytes.limit
+                && (at_head
+                    || held.saturating_sub(bytes.doomed) + bytes.rise_at(bound.head)
+                        <= bytes.limit);
+            return fits || adds <= self.frees_bytes(node);
+        }
         let adds = usize::from(self.readers[i] > 0);
         let held = self.held + bound.in_flight + adds;
         // The order's next task needs room for its own result; a task ahead
         // of it, room too for the order to go on from its next task (which
         // the results only running tasks still read leave as they finish).
         let fits = held <= bound.limit
-            && (self.ranks[i] as usize == bound.head
-                || held.saturating_sub(bound.doomed) + bound.rise_at_head() <= bound.limit);
+            && (at_head || held.saturating_sub(bound.doomed) + bound.rise_at_head() <= bound.limit);
         if fits {
             return true;
         }
@@ -621,6 +935,20 @@ impl<'t> Scheduler<'t> {
             .filter(|dep| self.readers[dep.index()] == 1)
             .count();
         adds <= frees
+    }
+
+    /// The measured bytes of the inputs of `node` that no other task (running
+    /// or not) still reads: what it frees when it has run.
+    fn frees_bytes(&self, node: NodeId) -> u64 {
+        if node.index() >= self.n_tasks {
+            return 0;
+        }
+        self.data
+            .dependencies(node)
+            .iter()
+            .filter(|dep| self.readers[dep.index()] == 1)
+            .map(|dep| self.bytes[dep.index()])
+            .sum()
     }
 
     /// The bytes `node` adds when it starts: its spilled inputs, read back,
@@ -640,38 +968,39 @@ impl<'t> Scheduler<'t> {
         need
     }
 
-    /// The bytes `node`'s result is expected to take.
+    /// The bytes `node`'s result is expected to take: the largest result
+    /// of its kind measured so far, else its hint, else the mean of all
+    /// results measured.
     fn expected(&self, node: NodeId) -> u64 {
-        let Some(memory) = &self.memory else {
+        let Some(sizes) = &self.sizes else {
             return 0;
         };
         if node.index() >= self.n_tasks {
             return 0;
         }
-        let kind = memory.by_kind[memory.kind(node)];
-        let measured = if memory.kinds.is_empty() {
+        let measured = if sizes.kinds.is_empty() {
             None
         } else {
-            kind.mean()
+            sizes.by_kind[sizes.kind(node)].largest()
         };
         measured
-            .or_else(|| memory.expected.get(node.index()).copied().flatten())
-            .or_else(|| memory.seen.mean())
+            .or_else(|| sizes.expected.get(node.index()).copied().flatten())
+            .or_else(|| sizes.seen.mean())
             .unwrap_or(0)
     }
 
     /// Whether `node` can start within the memory limit without spilling.
     fn fits(&self, node: NodeId) -> bool {
-        let Some(memory) = &self.memory else {
+        let (Some(memory), Some(sizes)) = (&self.memory, &self.sizes) else {
             return true;
         };
         if memory.measure_first && node.index() < self.n_tasks {
-            let kind = memory.by_kind[memory.kind(node)];
+            let kind = sizes.by_kind[sizes.kind(node)];
             if kind.count == 0 && kind.running > 0 {
                 return false;
             }
         }
-        self.limited_bytes() + memory.running_bytes + memory.sending + self.need(node)
+        self.limited_bytes() + sizes.running_bytes + memory.sending + self.need(node)
             <= memory.limit
     }
 
@@ -687,6 +1016,7 @@ impl<'t> Scheduler<'t> {
         let node = NodeId::from_u32(key as u32);
         self.running += 1;
         self.started.insert(node.index());
+        let expected = self.expected(node);
         if let Some(bound) = &mut self.held_limit {
             let rank = self.ranks[node.index()] as usize;
             if rank < bound.started.len() {
@@ -696,18 +1026,34 @@ impl<'t> Scheduler<'t> {
                 }
             }
             if node.index() < self.n_tasks {
-                bound.in_flight += usize::from(self.readers[node.index()] > 0);
+                let held = self.readers[node.index()] > 0;
+                bound.in_flight += usize::from(held);
+                if let Some(bytes) = &mut bound.bytes
+                    && held
+                {
+                    bytes.in_flight += expected;
+                }
                 for dep in self.data.dependencies(node) {
                     let d = dep.index();
                     bound.unstarted[d] -= 1;
-                    bound.doomed += usize::from(bound.unstarted[d] == 0);
+                    if bound.unstarted[d] == 0 {
+                        bound.doomed += 1;
+                        if let Some(bytes) = &mut bound.bytes {
+                            bytes.doomed += self.bytes[d];
+                        }
+                    }
                 }
             }
         }
         if node.index() >= self.n_tasks {
             return;
         }
-        let expected = self.expected(node);
+        if let Some(sizes) = &mut self.sizes {
+            sizes.reserved[node.index()] = expected;
+            sizes.running_bytes += expected;
+            let kind = sizes.kind(node);
+            sizes.by_kind[kind].running += 1;
+        }
         if let Some(memory) = &mut self.memory {
             // Its inputs come back into memory, and stay while it runs.
             for &dep in self.data.dependencies(node) {
@@ -718,10 +1064,6 @@ impl<'t> Scheduler<'t> {
                     self.held_bytes += self.bytes[d];
                 }
             }
-            memory.reserved[node.index()] = expected;
-            memory.running_bytes += expected;
-            let kind = memory.kind(node);
-            memory.by_kind[kind].running += 1;
         }
         // Sampled just before the task runs, as dask's diagnostics count it.
         self.peak_held = self.peak_held.max(self.held);
@@ -733,7 +1075,9 @@ impl<'t> Scheduler<'t> {
     /// a result no task of this executor reads). The results no task of
     /// this executor reads any more are pushed onto `freed` (the executor
     /// drops them, or deletes them from disk); under a memory limit, those
-    /// to spill now onto `spill`.
+    /// to spill now onto `spill`: where the result is larger than was set
+    /// aside for it, enough to get back under the limit, which the
+    /// executor does before it starts anything more.
     ///
     /// # Errors
     ///
@@ -751,15 +1095,26 @@ impl<'t> Scheduler<'t> {
         let i = node.index();
         if i < self.n_tasks {
             self.tasks_run += 1;
+            let reserved = self
+                .sizes
+                .as_mut()
+                .map_or(0, |sizes| std::mem::take(&mut sizes.reserved[i]));
             if let Some(bound) = &mut self.held_limit {
-                bound.in_flight -= usize::from(self.readers[i] > 0);
+                let held = self.readers[i] > 0;
+                bound.in_flight -= usize::from(held);
+                if let Some(bytes) = &mut bound.bytes
+                    && held
+                {
+                    bytes.in_flight -= reserved;
+                }
+            }
+            if let Some(sizes) = &mut self.sizes {
+                sizes.running_bytes -= reserved;
+                sizes.measured(node, bytes);
+                let kind = sizes.kind(node);
+                sizes.by_kind[kind].running -= 1;
             }
             if let Some(memory) = &mut self.memory {
-                memory.running_bytes -= std::mem::take(&mut memory.reserved[i]);
-                memory.seen.measured(bytes);
-                let kind = memory.kind(node);
-                memory.by_kind[kind].measured(bytes);
-                memory.by_kind[kind].running -= 1;
                 for dep in self.data.dependencies(node) {
                     memory.pins[dep.index()] -= 1;
                 }
@@ -795,13 +1150,11 @@ impl<'t> Scheduler<'t> {
         spill: &mut Vec<NodeId>,
     ) -> Result<(), Overflow> {
         self.check_arrival(node, bytes)?;
-        if let Some(memory) = &mut self.memory
-            && let Some(reserved) = memory.reserved.get_mut(node.index())
+        if let Some(sizes) = &mut self.sizes
+            && let Some(reserved) = sizes.reserved.get_mut(node.index())
         {
-            memory.running_bytes -= std::mem::take(reserved);
-            memory.seen.measured(bytes);
-            let kind = memory.kind(node);
-            memory.by_kind[kind].measured(bytes);
+            sizes.running_bytes -= std::mem::take(reserved);
+            sizes.measured(node, bytes);
         }
         self.blocked = false;
         self.hold(node, bytes);
@@ -858,11 +1211,11 @@ impl<'t> Scheduler<'t> {
         if !self.reads(node) {
             return Ok(());
         }
-        if let Some(memory) = &mut self.memory
-            && let Some(reserved) = memory.reserved.get_mut(node.index())
+        if let Some(sizes) = &mut self.sizes
+            && let Some(reserved) = sizes.reserved.get_mut(node.index())
         {
-            memory.running_bytes -= std::mem::replace(reserved, bytes);
-            memory.running_bytes += bytes;
+            sizes.running_bytes -= std::mem::replace(reserved, bytes);
+            sizes.running_bytes += bytes;
         }
         self.keep_within_limit(spill);
         Ok(())
@@ -929,6 +1282,9 @@ impl<'t> Scheduler<'t> {
             self.bytes[i] = bytes;
             self.held += 1;
             self.held_bytes += bytes;
+            if let Some(bytes_bound) = self.held_limit.as_mut().and_then(|b| b.bytes.as_mut()) {
+                bytes_bound.held += bytes;
+            }
             // What is in memory now, before anything spills to make room.
             self.peak_bytes = self.peak_bytes.max(self.held_bytes);
         }
@@ -945,6 +1301,10 @@ impl<'t> Scheduler<'t> {
                 self.held -= 1;
                 if let Some(bound) = &mut self.held_limit {
                     bound.doomed -= 1;
+                    if let Some(bytes) = &mut bound.bytes {
+                        bytes.held -= self.bytes[d];
+                        bytes.doomed -= self.bytes[d];
+                    }
                 }
                 let on_disk = match &mut self.memory {
                     Some(memory) if memory.spilled.contains(d) => {
@@ -983,12 +1343,12 @@ impl<'t> Scheduler<'t> {
     /// Spills until the results in memory and those the running tasks will
     /// give fit the limit (when they can).
     fn keep_within_limit(&mut self, spill: &mut Vec<NodeId>) {
-        let Some(memory) = &self.memory else {
+        let (Some(memory), Some(sizes)) = (&self.memory, &self.sizes) else {
             return;
         };
         let room = memory
             .limit
-            .saturating_sub(memory.running_bytes + memory.sending);
+            .saturating_sub(sizes.running_bytes + memory.sending);
         if self.limited_bytes() > room {
             self.spill_down_to(room, None, spill);
         }
@@ -1275,6 +1635,58 @@ pub fn pressure_rise(
     needed: &[bool],
     ranks: &[u32],
 ) -> Vec<u32> {
+    rise_by(data, sched, needed, ranks, |_| 1_u32)
+}
+
+/// Per rank of an order, how far the bytes of the results held rise over
+/// those held before that rank as one thread runs the order on from it:
+/// [`pressure_rise`] with each task's result weighing `sizes[task]` bytes
+/// (0 past the end of `sizes`), so `rise[0]` is the order's peak bytes. A
+/// result is held from its task until its last reader has run, one that no
+/// task reads is not held, and barriers hold nothing. For
+/// [`ByteLimit::rise`]. With every size 1 it is [`pressure_rise`].
+///
+/// **Complexity**: O(V + E).
+///
+/// # Example
+///
+/// ```
+/// use graph_core::Topology;
+/// use graph_exec::byte_rise;
+///
+/// // 0 (1,000 bytes) and 1 (10 bytes) both feed 2: the order 1, 0, 2 holds
+/// // 10 bytes before 0 and 1,010 before 2.
+/// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+/// let rise = byte_rise(&topology, &topology, &[true; 3], &[1, 0, 2], &[1_000, 10, 5]);
+/// assert_eq!(rise, [1_010, 1_000, 0]);
+/// # Ok::<(), graph_core::Error>(())
+/// ```
+pub fn byte_rise(
+    data: &Topology,
+    sched: &Topology,
+    needed: &[bool],
+    ranks: &[u32],
+    sizes: &[u64],
+) -> Vec<u64> {
+    // No sum of the sizes of the held results can overflow.
+    let most = u64::MAX / (data.node_count() as u64 + 1);
+    rise_by(data, sched, needed, ranks, |i| {
+        sizes.get(i).copied().unwrap_or(0).min(most)
+    })
+}
+
+/// [`pressure_rise`] and [`byte_rise`]: the rise, per rank, of the held
+/// results weighed by `weight` (of a task's index).
+fn rise_by<W>(
+    data: &Topology,
+    sched: &Topology,
+    needed: &[bool],
+    ranks: &[u32],
+    weight: impl Fn(usize) -> W,
+) -> Vec<W>
+where
+    W: Copy + Ord + Default + std::ops::AddAssign + std::ops::SubAssign + std::ops::Sub<Output = W>,
+{
     let n_tasks = data.node_count();
     let m = sched.node_ids().filter(|node| needed[node.index()]).count();
     let mut at: Vec<Option<NodeId>> = vec![None; m];
@@ -1290,20 +1702,20 @@ pub fn pressure_rise(
         }
     }
     // The results held before each rank.
-    let mut before: Vec<u32> = Vec::with_capacity(m);
-    let mut held = 0_u32;
+    let mut before: Vec<W> = Vec::with_capacity(m);
+    let mut held = W::default();
     for slot in &at {
         before.push(held);
         let Some(node) = slot.filter(|node| node.index() < n_tasks) else {
             continue;
         };
         if readers[node.index()] > 0 {
-            held += 1;
+            held += weight(node.index());
         }
         for dep in data.dependencies(node) {
             readers[dep.index()] -= 1;
             if readers[dep.index()] == 0 {
-                held -= 1;
+                held -= weight(dep.index());
             }
         }
     }
@@ -1392,9 +1804,9 @@ pub fn run_order(
 
 #[cfg(test)]
 mod tests {
-    use graph_core::{NodeId, Topology};
+    use graph_core::{Dag, NodeId, Topology};
 
-    use super::{Ready, Scheduler, SchedulerConfig};
+    use super::{ByteLimit, HeldLimit, Ready, Scheduler, SchedulerConfig};
 
     /// Under a bound on held results, a task ahead of the order starts
     /// while it leaves room for the order to go on, and waits when it would
@@ -1417,6 +1829,7 @@ mod tests {
             held_limit: Some(super::HeldLimit {
                 limit: 2,
                 rise: &rise,
+                bytes: None,
             }),
             memory_limit: None,
             expected_bytes: &[],
@@ -1503,5 +1916,240 @@ mod tests {
                     .collect();
             assert_eq!(given, expected);
         }
+    }
+
+    /// A seeded xorshift generator.
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// A random DAG of `n` tasks (edges from lower to higher ids) and, in a
+    /// scheduling topology over it, `barriers` further nodes, each after a
+    /// few tasks and before a few later ones; every node needed.
+    fn random_graph(
+        next: &mut impl FnMut() -> u64,
+        n: usize,
+        barriers: usize,
+    ) -> (Topology, Topology) {
+        let mut edges = std::collections::BTreeSet::new();
+        for j in 1..n {
+            for _ in 0..next() % 4 {
+                edges.insert(((next() % j as u64) as usize, j));
+            }
+        }
+        let data = Topology::from_edges(n, edges.iter().copied()).unwrap();
+        let mut sched_edges = edges.clone();
+        for b in 0..barriers {
+            let cut = 1 + (next() % (n as u64 - 1)) as usize;
+            sched_edges.insert(((next() % cut as u64) as usize, n + b));
+            sched_edges.insert((n + b, cut + (next() % (n - cut) as u64) as usize));
+        }
+        let sched = Topology::from_edges(n + barriers, sched_edges).unwrap();
+        (data, sched)
+    }
+
+    /// The byte rise by its definition: per rank `r`, the most bytes held
+    /// before any rank from `r` on (or after the last), less those held
+    /// before `r`, where a result is held before rank `k` if its task's
+    /// rank is below `k` and some reader's is not.
+    fn byte_rise_by_definition(data: &Topology, ranks: &[u32], sizes: &[u64]) -> Vec<u64> {
+        let m = ranks.len();
+        let held_before = |k: usize| -> u64 {
+            data.node_ids()
+                .filter(|&node| {
+                    (ranks[node.index()] as usize) < k
+                        && data
+                            .dependents(node)
+                            .iter()
+                            .any(|r| ranks[r.index()] as usize >= k)
+                })
+                .map(|node| sizes[node.index()])
+                .sum()
+        };
+        let before: Vec<u64> = (0..=m).map(held_before).collect();
+        (0..m)
+            .map(|r| before[r..].iter().max().unwrap() - before[r])
+            .collect()
+    }
+
+    /// `byte_rise` agrees with its definition on random graphs, orders and
+    /// sizes, barriers holding nothing; with every size 1 it is
+    /// `pressure_rise`.
+    #[test]
+    fn byte_rise_is_the_rise_of_the_bytes_held() {
+        let mut next = rng(0x9e37_79b9_7f4a_7c15);
+        for case in 0..300 {
+            let n = 2 + (next() % 30) as usize;
+            let barriers = if case % 2 == 0 {
+                0
+            } else {
+                (next() % 4) as usize
+            };
+            let (data, sched) = random_graph(&mut next, n, barriers);
+            let needed = vec![true; n + barriers];
+            let priorities: Vec<u32> = (0..n + barriers).map(|_| (next() % 1000) as u32).collect();
+            let ranks = super::run_order(&sched, &needed, &priorities).unwrap();
+            let sizes: Vec<u64> = (0..n).map(|_| next() % 10_000).collect();
+            let rise = super::byte_rise(&data, &sched, &needed, &ranks, &sizes);
+            // By definition, over the tasks alone: barriers hold nothing, so
+            // their ranks count as ranks at which nothing changes.
+            let mut extended = sizes.clone();
+            extended.resize(n + barriers, 0);
+            let data_ext = Topology::from_edges(
+                n + barriers,
+                data.node_ids().flat_map(|node| {
+                    data.dependents(node)
+                        .iter()
+                        .map(move |r| (node.index(), r.index()))
+                        .collect::<Vec<_>>()
+                }),
+            )
+            .unwrap();
+            assert_eq!(
+                rise,
+                byte_rise_by_definition(&data_ext, &ranks, &extended),
+                "case {case}"
+            );
+            let ones = super::byte_rise(&data, &sched, &needed, &ranks, &vec![1; n]);
+            let pressure = super::pressure_rise(&data, &sched, &needed, &ranks);
+            assert_eq!(
+                ones,
+                pressure.iter().map(|&p| u64::from(p)).collect::<Vec<_>>(),
+                "case {case}"
+            );
+        }
+    }
+
+    fn next_of(scheduler: &mut Scheduler<'_>) -> Option<usize> {
+        scheduler
+            .start_next(&mut Vec::new())
+            .unwrap()
+            .map(NodeId::index)
+    }
+
+    /// In bytes, a large result ahead of the order waits where a small one
+    /// starts; counting results, both would start.
+    #[test]
+    fn a_byte_limit_holds_back_large_results() {
+        // Three chains, 0 -> 1, 2 -> 3, 4 -> 5, in that order; 0 and 2 give
+        // 100 bytes, the others 1.
+        let topology = Topology::from_edges(6, [(0, 1), (2, 3), (4, 5)]).unwrap();
+        let needed = [true; 6];
+        let ranks = [0, 1, 2, 3, 4, 5];
+        let sizes = [100, 1, 100, 1, 1, 1];
+        let expected = sizes.map(Some);
+        let rise = super::pressure_rise(&topology, &topology, &needed, &ranks);
+        let byte_rise = super::byte_rise(&topology, &topology, &needed, &ranks, &sizes);
+        assert_eq!(byte_rise, [100, 0, 100, 0, 1, 0]);
+        let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
+        config.expected_bytes = &expected;
+        // Counting, the three chains start side by side.
+        config.held_limit = Some(HeldLimit::for_threads(&rise));
+        let mut scheduler = Scheduler::new(&config);
+        let started: Vec<_> = std::iter::from_fn(|| next_of(&mut scheduler)).collect();
+        assert_eq!(started, [0, 2, 4]);
+        // In 150 bytes, 2's 100 bytes do not fit beside 0's; 4's one does.
+        config.held_limit = Some(HeldLimit {
+            bytes: Some(ByteLimit {
+                limit: 150,
+                rise: &byte_rise,
+            }),
+            ..HeldLimit::for_threads(&rise)
+        });
+        let mut scheduler = Scheduler::new(&config);
+        let started: Vec<_> = std::iter::from_fn(|| next_of(&mut scheduler)).collect();
+        assert_eq!(started, [0, 4]);
+        let (mut freed, mut spill) = (Vec::new(), Vec::new());
+        scheduler
+            .finished(NodeId::new(0), 100, &mut freed, &mut spill)
+            .unwrap();
+        // 1, the order's next task, then 2 once 1 has freed 0's bytes.
+        assert_eq!(next_of(&mut scheduler), Some(1));
+        assert_eq!(next_of(&mut scheduler), None);
+        scheduler
+            .finished(NodeId::new(1), 1, &mut freed, &mut spill)
+            .unwrap();
+        assert_eq!(next_of(&mut scheduler), Some(2));
+    }
+
+    /// In bytes, where the order leaves freedom the ready task that frees
+    /// the most bytes starts first.
+    #[test]
+    fn ahead_of_the_order_the_most_freeing_task_goes_first() {
+        // 0 (slow) -> 1; 2 -> 4; 3; and 5 gathers 1, 3 and 4. In that order.
+        let topology = Topology::from_edges(6, [(0, 1), (2, 4), (1, 5), (3, 5), (4, 5)]).unwrap();
+        let needed = [true; 6];
+        let ranks = [0, 1, 2, 3, 4, 5];
+        let expected = [Some(10), Some(10), Some(100), Some(10), Some(10), Some(10)];
+        let sizes = expected.map(Option::unwrap);
+        let rise = super::pressure_rise(&topology, &topology, &needed, &ranks);
+        let byte_rise = super::byte_rise(&topology, &topology, &needed, &ranks, &sizes);
+        let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
+        config.expected_bytes = &expected;
+        config.held_limit = Some(HeldLimit {
+            bytes: Some(ByteLimit {
+                limit: 1_000,
+                rise: &byte_rise,
+            }),
+            ..HeldLimit::for_threads(&rise)
+        });
+        let mut scheduler = Scheduler::new(&config);
+        let (mut freed, mut spill) = (Vec::new(), Vec::new());
+        assert_eq!(next_of(&mut scheduler), Some(0));
+        // Neither 2 nor 3 frees anything: the order decides.
+        assert_eq!(next_of(&mut scheduler), Some(2));
+        scheduler
+            .finished(NodeId::new(2), 100, &mut freed, &mut spill)
+            .unwrap();
+        // While 0 runs, 1 waits: 3 and 4 are ahead of the order, and 4
+        // frees 2's 100 bytes.
+        assert_eq!(next_of(&mut scheduler), Some(4));
+        assert_eq!(next_of(&mut scheduler), Some(3));
+
+        // Counting results, the order decides.
+        config.held_limit = Some(HeldLimit::for_threads(&rise));
+        let mut scheduler = Scheduler::new(&config);
+        assert_eq!(next_of(&mut scheduler), Some(0));
+        assert_eq!(next_of(&mut scheduler), Some(2));
+        scheduler
+            .finished(NodeId::new(2), 100, &mut freed, &mut spill)
+            .unwrap();
+        assert_eq!(next_of(&mut scheduler), Some(3));
+    }
+
+    /// Under a memory limit, a result larger than was set aside for it
+    /// makes room at once: the results needed latest are spilled to get
+    /// back under the limit.
+    #[test]
+    fn a_result_larger_than_expected_spills_at_once() {
+        // 0 and 1 feed 2, expected at 4 bytes each under a limit of 10.
+        let topology = Topology::from_edges(3, [(0, 2), (1, 2)]).unwrap();
+        let needed = [true; 3];
+        let ranks = [0, 1, 2];
+        let mut config = SchedulerConfig::new(&topology, &topology, &needed, &ranks);
+        config.memory_limit = Some(10);
+        config.expected_bytes = &[Some(4), Some(4), Some(1)];
+        let mut scheduler = Scheduler::new(&config);
+        let (mut freed, mut spill) = (Vec::new(), Vec::new());
+        assert_eq!(next_of(&mut scheduler), Some(0));
+        assert_eq!(next_of(&mut scheduler), Some(1));
+        // 0 takes 8: with 1's 4 still set aside, 12 would be in memory.
+        scheduler
+            .finished(NodeId::new(0), 8, &mut freed, &mut spill)
+            .unwrap();
+        assert_eq!(spill, [NodeId::new(0)]);
+        assert_eq!(next_of(&mut scheduler), None);
+        spill.clear();
+        scheduler
+            .finished(NodeId::new(1), 4, &mut freed, &mut spill)
+            .unwrap();
+        assert!(spill.is_empty());
+        assert_eq!(scheduler.peak_bytes(), 8);
     }
 }

@@ -1,13 +1,14 @@
 //! A memory limit holds whatever the graph's `size`s say: true, far too
-//! small, or absent. Results are measured; a task's result is expected to
-//! take the mean of its op's measured so far, and under
+//! small, or absent, and whether or not the results of an op vary in size.
+//! Results are measured; a task's result is expected to take the largest of
+//! its op's measured so far, and under
 //! `RunOptions::measure_first` the first task of each op runs alone until
 //! its result is measured. `peak_bytes` is the most held at once, counted
 //! before anything spills.
 
 use std::io::{Read, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use graph_core::{TaskGraph, Term};
@@ -16,6 +17,8 @@ use graph_exec::{LocalExecutor, OpError, OpRegistry, Request, RunOptions, TaskVa
 /// The bytes of results alive now, and the most at any moment.
 static LIVE: AtomicU64 = AtomicU64::new(0);
 static MOST: AtomicU64 = AtomicU64::new(0);
+/// Taken by each test, so that one at a time counts [`LIVE`].
+static SERIAL: Mutex<()> = Mutex::new(());
 
 /// A result of so many bytes, counted in [`LIVE`] from its making to the
 /// drop of its last clone; or a literal number, which takes nothing.
@@ -78,9 +81,15 @@ const RESULT: u64 = 1_000_000;
 /// 16 results of 1 MB (each `size` as given), read in pairs, and the pairs
 /// read by one task.
 fn pairs(size: Option<u64>) -> TaskGraph {
+    pairs_of(|_| RESULT, size)
+}
+
+/// 16 results of one op, the `i`th of `bytes(i)` (each `size` as given),
+/// read in pairs, and the pairs read by one task.
+fn pairs_of(bytes: impl Fn(i64) -> u64, size: Option<u64>) -> TaskGraph {
     let mut builder = TaskGraph::builder();
     for i in 0..16 {
-        builder = builder.task(("m", i), Term::call("make", [Term::lit(RESULT as i64)]));
+        builder = builder.task(("m", i), Term::call("make", [Term::lit(bytes(i) as i64)]));
         if let Some(bytes) = size {
             builder = builder.size(bytes);
         }
@@ -112,6 +121,7 @@ fn registry() -> OpRegistry<Tracked> {
 
 #[test]
 fn the_limit_holds_whatever_the_sizes_say() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
     let limit = 3 * RESULT + RESULT / 2;
     for (name, size) in [
         ("true", Some(RESULT)),
@@ -142,6 +152,45 @@ fn the_limit_holds_whatever_the_sizes_say() {
         assert!(
             (2 * RESULT..=most).contains(&peak),
             "sizes {name}: peak_bytes {peak}, most {most}"
+        );
+    }
+}
+
+/// Results of one op that vary in size: the first (run alone, to be
+/// measured) of 1 MB, the next seven of a sixteenth of that, the last eight
+/// of 1 MB again. Expected at the mean of those measured, the large ones
+/// would start side by side on far less than they take and carry the run
+/// over the limit; expected at the largest, none takes more than was set
+/// aside for it.
+#[test]
+fn the_limit_is_a_ceiling_when_results_vary() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let limit = 3 * RESULT + RESULT / 2;
+    let bytes = |i: i64| {
+        if (1..8).contains(&i) {
+            RESULT / 16
+        } else {
+            RESULT
+        }
+    };
+    for (name, size) in [("true at most", Some(RESULT)), ("absent", None)] {
+        let graph = pairs_of(bytes, size);
+        LIVE.store(0, Ordering::SeqCst);
+        MOST.store(0, Ordering::SeqCst);
+        let options = RunOptions {
+            memory_limit: Some(limit),
+            measure_first: true,
+            ..RunOptions::default()
+        };
+        let run = LocalExecutor::with_threads(8)
+            .run(&graph, &registry(), &Request::from("all"), &options)
+            .unwrap();
+        drop(run.output);
+        let most = MOST.load(Ordering::SeqCst);
+        let peak = run.stats.peak_bytes;
+        assert!(
+            most <= limit && peak <= limit,
+            "sizes {name}: {most} bytes of results at once, peak_bytes {peak}, under a limit of {limit}"
         );
     }
 }
