@@ -29,6 +29,37 @@ fn bench_strategy(bencher: Bencher<'_, '_>, shape: Shape, n: usize, strategy: St
         .bench_local(|| order(black_box(&dag), &[], &OrderConfig::new(strategy)).expect("acyclic"));
 }
 
+/// Sizes that differ over three orders of magnitude, seeded by node.
+fn sizes(n: usize) -> Vec<u64> {
+    (0..n as u64)
+        .map(|i| 1_000 * (1 + i.wrapping_mul(2_654_435_761) % 1_000))
+        .collect()
+}
+
+/// `Auto` in bytes: the same shapes with sizes that differ, against
+/// `auto/*` in the same run ("ordering with sizes within 1.2x of without").
+fn bench_bytes(bencher: Bencher<'_, '_>, shape: Shape, n: usize) {
+    let dag = topology(shape, n);
+    let sizes = sizes(dag.node_count_for_bench());
+    let config = OrderConfig {
+        sizes: &sizes,
+        ..OrderConfig::default()
+    };
+    bencher
+        .counter(ItemsCount::new(sizes.len()))
+        .bench_local(|| order(black_box(&dag), &[], &config).expect("acyclic"));
+}
+
+#[divan::bench_group(sample_count = 5, sample_size = 1)]
+mod auto_bytes {
+    use super::*;
+
+    #[divan::bench(args = SIZES, consts = [0, 1, 2, 3, 4, 5, 6, 7])]
+    fn shape<const S: usize>(bencher: Bencher<'_, '_>, n: usize) {
+        bench_bytes(bencher, Shape::ALL[S], n);
+    }
+}
+
 trait Count {
     fn node_count_for_bench(&self) -> usize;
 }

@@ -48,18 +48,12 @@ impl<'a> Measure<'a> {
     /// An order's score, lowest best: `(max pressure, 0)` or `(max bytes,
     /// max pressure)`.
     fn score(self, topology: &Topology, priorities: &[u32]) -> (u64, u32) {
-        let count = diagnostics::max_pressure_of(topology, priorities);
         match self {
-            Measure::Count => (u64::from(count), 0),
-            Measure::Bytes(sizes) => (bytes::max_bytes_of(topology, priorities, sizes), count),
-        }
-    }
-
-    /// The lower bound no order's first score is below.
-    fn lower(self, topology: &Topology) -> u64 {
-        match self {
-            Measure::Count => u64::from(tree::lower_bound(topology)),
-            Measure::Bytes(sizes) => bytes::lower_bound_of(topology, sizes),
+            Measure::Count => (
+                u64::from(diagnostics::max_pressure_of(topology, priorities)),
+                0,
+            ),
+            Measure::Bytes(sizes) => bytes::scores_of(topology, priorities, sizes),
         }
     }
 
@@ -105,7 +99,13 @@ pub(crate) fn portfolio(
     is_data: &[bool],
     measure: Measure<'_>,
 ) -> Best {
-    let lower = measure.lower(topology);
+    // The bound no order's first score is below; in bytes on an in-forest,
+    // Liu's optimum, found with its order (the tree candidate's).
+    let (lower, forest_order) = match measure {
+        Measure::Count => (u64::from(tree::lower_bound(topology)), None),
+        Measure::Bytes(sizes) => bytes::bound_and_forest_order(topology, sizes, tie),
+    };
+    let forest_order = std::sync::Mutex::new(forest_order);
     let ranked = if topology.node_count() >= EARLY_STOP_MIN_TASKS {
         RANK_LARGE
     } else {
@@ -130,9 +130,14 @@ pub(crate) fn portfolio(
     };
     let tree = || {
         run(Strategy::TreeOptimal, &|| {
-            Some(match measure {
-                Measure::Count => tree::tree_optimal(topology, tie),
-                Measure::Bytes(sizes) => tree::tree_optimal_bytes(topology, sizes, tie),
+            let known = forest_order
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            Some(match (known, measure) {
+                (Some(priorities), _) => priorities,
+                (None, Measure::Count) => tree::tree_optimal(topology, tie),
+                (None, Measure::Bytes(sizes)) => tree::tree_optimal_bytes(topology, sizes, tie),
             })
         })
     };

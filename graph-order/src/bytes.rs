@@ -169,12 +169,23 @@ pub(crate) fn lower_bound_of(topology: &Topology, sizes: &[u64]) -> u64 {
     if let Some(size) = uniform(topology, sizes) {
         return size.saturating_mul(u64::from(crate::tree::lower_bound(topology)));
     }
+    bound_and_forest_order(topology, sizes, &[]).0
+}
+
+/// The bound in bytes of a graph whose sizes differ, and on an in-forest
+/// the optimal order that attains it (ties by `rank`), found together.
+pub(crate) fn bound_and_forest_order(
+    topology: &Topology,
+    sizes: &[u64],
+    rank: &[u32],
+) -> (u64, Option<Vec<u32>>) {
     let reads = most_read(topology, sizes);
-    match crate::tree::forest_kind(topology) {
-        crate::tree::Forest::In => {
-            crate::tree::liu(topology, sizes, &[]).map_or(reads, |(_, optimum)| optimum.max(reads))
-        }
-        _ => reads,
+    if crate::tree::forest_kind(topology) != crate::tree::Forest::In {
+        return (reads, None);
+    }
+    match crate::tree::liu(topology, sizes, rank) {
+        Some((priorities, optimum)) => (optimum.max(reads), Some(priorities)),
+        None => (reads, None),
     }
 }
 
@@ -247,15 +258,19 @@ pub(crate) fn max_bytes_of(topology: &Topology, priorities: &[u32], sizes: &[u64
     max
 }
 
-/// `Strategy::Greedy`: one task at a time, the ready task that adds the
-/// fewest bytes (its own result, less the inputs it is the last to read)
-/// first, ties by `base` (priorities). Returns priorities.
+/// `Strategy::Greedy`: the order `base` (priorities of a topological
+/// order), except that a ready task that frees at least as many bytes as it
+/// adds (its own result, less the inputs it is the last to read) runs at
+/// once, the first such by `base`. Returns priorities.
 ///
-/// Each task's net is set when it becomes ready and lowered each time one of
-/// its inputs loses its other last readers; the heap drops stale entries
-/// lazily, so the whole costs O((V + E) log V).
+/// A task joins the freeing ones when it becomes ready, or later as its
+/// inputs lose their other readers (it then frees more), in a heap of base
+/// priorities. Otherwise the next task is the first of `base` not yet run,
+/// which is ready (its inputs come before it in `base`): a cursor. The whole
+/// costs O(V + E + F log F) for F freeing tasks.
 pub(crate) fn greedy(topology: &Topology, sizes: &[u64], base: &[u32]) -> Vec<u32> {
     let n = topology.node_count();
+    let sequence = sequence_of(base);
     let mut missing: Vec<u32> = topology
         .node_ids()
         .map(|node| topology.dependencies(node).len() as u32)
@@ -267,26 +282,33 @@ pub(crate) fn greedy(topology: &Topology, sizes: &[u64], base: &[u32]) -> Vec<u3
     let mut done = vec![false; n];
     // Per ready task: the bytes its run frees.
     let mut frees = vec![0_u64; n];
-    let net = |node: NodeId, frees: u64| -> i128 {
-        i128::from(weight(topology, sizes, node)) - i128::from(frees)
-    };
-    let mut ready: BinaryHeap<Reverse<(i128, u32, u32)>> = BinaryHeap::new();
+    let entry = |node: NodeId| Reverse((base[node.index()], node.as_u32()));
+    let mut freeing: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
+    let frugal = |node: NodeId, frees: u64| frees >= weight(topology, sizes, node);
     for node in topology.node_ids() {
-        if missing[node.index()] == 0 {
-            ready.push(Reverse((net(node, 0), base[node.index()], node.as_u32())));
+        if missing[node.index()] == 0 && frugal(node, 0) {
+            freeing.push(entry(node));
         }
     }
     let mut priorities = vec![0_u32; n];
-    let mut step = 0_u32;
-    while let Some(Reverse((key, _, raw))) = ready.pop() {
-        let node = NodeId::from_u32(raw);
+    let mut cursor = 0;
+    for step in 0..n as u32 {
+        let node = loop {
+            match freeing.pop() {
+                Some(Reverse((_, raw))) if !done[raw as usize] => break NodeId::from_u32(raw),
+                Some(_) => continue,
+                None => {
+                    while done[sequence[cursor].index()] {
+                        cursor += 1;
+                    }
+                    break sequence[cursor];
+                }
+            }
+        };
         let i = node.index();
-        if done[i] || key != net(node, frees[i]) {
-            continue;
-        }
+        debug_assert_eq!(missing[i], 0, "base is a topological order");
         done[i] = true;
         priorities[i] = step;
-        step += 1;
         for &dep in topology.dependencies(node) {
             let d = dep.index();
             remaining[d] -= 1;
@@ -299,8 +321,11 @@ pub(crate) fn greedy(topology: &Topology, sizes: &[u64], base: &[u32]) -> Vec<u3
                     .find(|r| !done[r.index()]);
                 if let Some(last) = last.filter(|r| missing[r.index()] == 0) {
                     let l = last.index();
+                    let was = frugal(last, frees[l]);
                     frees[l] = frees[l].saturating_add(sizes[d]);
-                    ready.push(Reverse((net(last, frees[l]), base[l], last.as_u32())));
+                    if !was && frugal(last, frees[l]) {
+                        freeing.push(entry(last));
+                    }
                 }
             }
         }
@@ -313,16 +338,39 @@ pub(crate) fn greedy(topology: &Topology, sizes: &[u64], base: &[u32]) -> Vec<u3
                     .iter()
                     .filter(|dep| remaining[dep.index()] == 1)
                     .fold(0_u64, |sum, dep| sum.saturating_add(sizes[dep.index()]));
-                ready.push(Reverse((
-                    net(dependent, frees[w]),
-                    base[w],
-                    dependent.as_u32(),
-                )));
+                if frugal(dependent, frees[w]) {
+                    freeing.push(entry(dependent));
+                }
             }
         }
     }
-    debug_assert_eq!(step as usize, n);
     priorities
+}
+
+/// An order's max bytes and max pressure, in one replay.
+pub(crate) fn scores_of(topology: &Topology, priorities: &[u32], sizes: &[u64]) -> (u64, u32) {
+    let mut remaining: Vec<u32> = topology
+        .node_ids()
+        .map(|node| topology.dependents(node).len() as u32)
+        .collect();
+    let (mut bytes, mut count) = (0_u128, 0_u32);
+    let (mut max_bytes, mut max_count) = (0_u128, 0_u32);
+    for node in sequence_of(priorities) {
+        max_bytes = max_bytes.max(bytes);
+        max_count = max_count.max(count);
+        for &dep in topology.dependencies(node) {
+            remaining[dep.index()] -= 1;
+            if remaining[dep.index()] == 0 {
+                bytes -= u128::from(sizes[dep.index()]);
+                count -= 1;
+            }
+        }
+        if !topology.dependents(node).is_empty() {
+            bytes += u128::from(sizes[node.index()]);
+            count += 1;
+        }
+    }
+    (u64::try_from(max_bytes).unwrap_or(u64::MAX), max_count)
 }
 
 /// Sizes for every node from those known: a node without one takes the

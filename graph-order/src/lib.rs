@@ -124,11 +124,11 @@ pub enum Strategy {
     DepthFirst,
     /// Breadth-first (Kahn's order, first in first out).
     BreadthFirst,
-    /// One task at a time, the ready task that adds the least memory first:
-    /// its result less the inputs it is the last to read, in bytes where
-    /// [`OrderConfig::sizes`] are given (else in results); ties by the
-    /// depth-first order. A candidate of `Auto` where sizes differ: it runs
-    /// each large result's readers right after it.
+    /// The depth-first order, except that a ready task that frees at least
+    /// as much as it adds (its result, less the inputs it is the last to
+    /// read; in bytes where [`OrderConfig::sizes`] are given, else in
+    /// results) runs at once. A candidate of `Auto` where sizes differ: it
+    /// runs the last reader of a large result right after the others.
     Greedy,
     /// The exact minimum max pressure, by a bounded search over orders on
     /// graphs of at most 512 tasks, starting from `Auto`'s best heuristic

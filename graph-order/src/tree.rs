@@ -118,9 +118,17 @@ fn merge_segments(
     schedules: &mut [Vec<Segment>],
     at: &mut [u128],
     rank: &[u32],
+    entries: &mut Vec<(std::cmp::Reverse<u128>, u32, u32, u32)>,
     mut out: impl FnMut(Segment),
 ) {
-    let mut entries: Vec<(std::cmp::Reverse<u128>, u32, u32, u32)> = Vec::new();
+    if let [part] = parts {
+        // Alone, a part's schedule is the merge.
+        for segment in std::mem::take(&mut schedules[part.index()]) {
+            out(segment);
+        }
+        return;
+    }
+    entries.clear();
     for &part in parts {
         for (k, s) in schedules[part.index()].iter().enumerate() {
             entries.push((
@@ -135,7 +143,7 @@ fn merge_segments(
     // The bytes held by the parts, each at its latest valley (`at`, by
     // node: each node is a part once).
     let mut held = 0_u128;
-    for (_, _, part, k) in entries {
+    for &(_, _, part, k) in entries.iter() {
         let s = schedules[part as usize][k as usize];
         let base = held - at[part as usize];
         held = base + s.valley;
@@ -172,6 +180,7 @@ pub(crate) fn liu(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Option<(V
     let mut next = vec![NO_TASK; n];
     let mut schedules: Vec<Vec<Segment>> = vec![Vec::new(); n];
     let mut at = vec![0_u128; n];
+    let mut entries = Vec::new();
     for &v in topology.topological_order() {
         let children = topology.dependencies(v);
         work += children
@@ -182,9 +191,16 @@ pub(crate) fn liu(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Option<(V
             return None;
         }
         let mut own = Vec::new();
-        merge_segments(children, &mut schedules, &mut at, rank, |segment| {
-            push_segment(&mut own, segment, &mut next);
-        });
+        merge_segments(
+            children,
+            &mut schedules,
+            &mut at,
+            rank,
+            &mut entries,
+            |segment| {
+                push_segment(&mut own, segment, &mut next);
+            },
+        );
         let weight = u128::from(crate::bytes::weight(topology, sizes, v));
         let step = Segment {
             hill: weight,
@@ -199,18 +215,25 @@ pub(crate) fn liu(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Option<(V
     let mut priorities = vec![0_u32; n];
     let mut step = 0_u32;
     let mut peak = 0_u128;
-    merge_segments(&sinks, &mut schedules, &mut at, rank, |segment| {
-        peak = peak.max(segment.hill);
-        let mut task = segment.head;
-        loop {
-            priorities[task as usize] = step;
-            step += 1;
-            if task == segment.tail {
-                break;
+    merge_segments(
+        &sinks,
+        &mut schedules,
+        &mut at,
+        rank,
+        &mut entries,
+        |segment| {
+            peak = peak.max(segment.hill);
+            let mut task = segment.head;
+            loop {
+                priorities[task as usize] = step;
+                step += 1;
+                if task == segment.tail {
+                    break;
+                }
+                task = next[task as usize];
             }
-            task = next[task as usize];
-        }
-    });
+        },
+    );
     debug_assert_eq!(step as usize, n);
     Some((priorities, u64::try_from(peak).unwrap_or(u64::MAX)))
 }
