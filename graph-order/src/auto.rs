@@ -214,7 +214,16 @@ pub(crate) fn auto(
     measure: Measure<'_>,
     budget: u64,
 ) -> (Vec<u32>, Strategy) {
-    let best = portfolio(topology, tie, is_data, measure);
+    let mut best = portfolio(topology, tie, is_data, measure);
+    if let (Measure::Bytes(sizes), true) = (measure, best.score.0 > best.lower)
+        && let Some(gathered) = without_gathers(topology, tie, is_data, sizes)
+        && gathered.score < best.score
+    {
+        best = Best {
+            lower: best.lower,
+            ..gathered
+        };
+    }
     if best.score.0 > best.lower && topology.node_count() <= exact::MAX_NODES {
         let outcome = exact::search(
             topology,
@@ -252,4 +261,76 @@ pub(crate) fn search(
         budget,
     );
     (outcome.value, outcome.proven)
+}
+
+/// A sink that reads at least this many results gathers them (dask's
+/// `finalize` of a computation's outputs).
+const GATHER_MIN_INPUTS: usize = 16;
+
+/// In bytes, the portfolio's best order of the graph without its gathering
+/// sinks, which then run last: a gatherer's inputs are held until it runs,
+/// whenever the rest runs, and left in, it pulls every order towards
+/// finishing one output after another whatever each holds meanwhile. The
+/// score is the whole graph's (its `lower` is left 0 for the caller to
+/// set). `None` where no sink gathers.
+fn without_gathers(
+    topology: &Topology,
+    tie: &[u32],
+    is_data: &[bool],
+    sizes: &[u64],
+) -> Option<Best> {
+    let n = topology.node_count();
+    let gathers = |node: graph_core::NodeId| {
+        topology.dependents(node).is_empty()
+            && topology.dependencies(node).len() >= GATHER_MIN_INPUTS
+    };
+    if !topology.node_ids().any(gathers) {
+        return None;
+    }
+    const GONE: u32 = u32::MAX;
+    let mut local = vec![GONE; n];
+    let mut kept = Vec::with_capacity(n);
+    let mut last = Vec::new();
+    for node in topology.node_ids() {
+        if gathers(node) {
+            last.push(node);
+        } else {
+            local[node.index()] = kept.len() as u32;
+            kept.push(node);
+        }
+    }
+    let mut offsets = Vec::with_capacity(kept.len() + 1);
+    offsets.push(0_u32);
+    let mut targets = Vec::new();
+    for &node in &kept {
+        targets.extend(topology.dependencies(node).iter().map(|d| local[d.index()]));
+        offsets.push(targets.len() as u32);
+    }
+    // A subgraph of a checked graph: acyclic, every target in range.
+    let sub = Topology::from_dependency_rows(offsets, targets).ok()?;
+    let pick = |values: &[u32]| -> Vec<u32> { kept.iter().map(|k| values[k.index()]).collect() };
+    let sub_tie = crate::unique_ranks(&pick(tie), kept.len());
+    let sub_sizes: Vec<u64> = kept.iter().map(|k| sizes[k.index()]).collect();
+    let sub_data: Vec<bool> = if is_data.is_empty() {
+        Vec::new()
+    } else {
+        kept.iter().map(|k| is_data[k.index()]).collect()
+    };
+    let sub_best = portfolio(&sub, &sub_tie, &sub_data, Measure::Bytes(&sub_sizes));
+    let mut priorities = vec![0_u32; n];
+    for (i, &node) in kept.iter().enumerate() {
+        priorities[node.index()] = sub_best.priorities[i];
+    }
+    last.sort_unstable_by_key(|node| tie[node.index()]);
+    for (i, node) in last.iter().enumerate() {
+        priorities[node.index()] = (kept.len() + i) as u32;
+    }
+    let measure = Measure::Bytes(sizes);
+    Some(Best {
+        score: measure.score(topology, &priorities),
+        priorities,
+        strategy: sub_best.strategy,
+        // The caller's: the bound of the whole graph.
+        lower: 0,
+    })
 }
