@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, Topology};
 use graph_exec::{
-    HeldLimit, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, pressure_rise,
-    run_order,
+    OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, run_order,
 };
 use graph_order::OrderConfig;
 use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
@@ -33,6 +32,7 @@ use rustc_hash::FxHashMap;
 use self_cell::self_cell;
 
 use crate::convert::{Converted, External, Reading, convert};
+use crate::sizes::{Sizes, Sizing};
 use crate::{core_error, order_error, parse_strategy};
 
 /// What the scheduler reads, owned by the run.
@@ -40,8 +40,15 @@ struct Inputs {
     topology: Arc<Topology>,
     needed: Vec<bool>,
     ranks: Vec<u32>,
-    /// With several workers: the order's rise (see [`pressure_rise`]).
-    rise: Option<Vec<u32>>,
+    /// With several workers: the order's profile, in bytes where sizes are
+    /// known (see [`OrderProfile`]).
+    profile: Option<OrderProfile>,
+    /// Per node, the bytes its result is expected to take, where the sizes
+    /// given or found tell it (hints for the scheduler); empty when none do.
+    expected: Vec<Option<u64>>,
+    /// Per node, its kind for the scheduler (dask's `key_split` of its key),
+    /// with `expected`.
+    kinds: Vec<u32>,
 }
 
 self_cell!(
@@ -165,14 +172,19 @@ impl Execution {
     /// value, key) -> bool`, false for a value it cannot write), reads them
     /// back (`read(node)`) and drops them (`discard(node)`). With `sizeof`
     /// alone, results are measured for the statistics.
+    ///
+    /// `sizes` and `layers` are `taskgraph.order`'s: where they tell sizes,
+    /// the order weighs results by them, and the scheduler takes the sizes
+    /// known as what results will take until it has measured results of
+    /// their kind (dask's `key_split` of the key).
     #[pyo3(signature = (
         dsk, keys, *, workers, strategy="auto", pretask=None, posttask=None,
-        memory_limit=None, sizeof=None, spiller=None,
+        memory_limit=None, sizeof=None, spiller=None, sizes=None, layers=None,
     ))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
-    fn new(
-        dsk: &Bound<'_, PyAny>,
-        keys: &Bound<'_, PyList>,
+    fn new<'py>(
+        dsk: &Bound<'py, PyAny>,
+        keys: &Bound<'py, PyList>,
         workers: usize,
         strategy: &str,
         pretask: Option<Py<PyAny>>,
@@ -180,6 +192,8 @@ impl Execution {
         memory_limit: Option<u64>,
         sizeof: Option<Py<PyAny>>,
         spiller: Option<Py<PyAny>>,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Execution> {
         if memory_limit.is_some() && (sizeof.is_none() || spiller.is_none()) {
             return Err(PyValueError::new_err(
@@ -188,6 +202,7 @@ impl Execution {
         }
         let py = dsk.py();
         let strategy = parse_strategy(strategy)?;
+        let sizing = Sizing::new(dsk, sizes, layers)?;
         let Converted {
             keys: node_keys,
             task_count,
@@ -206,6 +221,7 @@ impl Execution {
                 _ => return Err(PyKeyError::new_err(key.unbind())),
             }
         }
+        let sizes = Sizes::read(&sizing, &node_keys, &index)?;
         let node_keys: Vec<Py<PyAny>> = node_keys.into_iter().map(Bound::unbind).collect();
         let topology = py
             .detach(|| Topology::from_dependency_rows(offsets, targets))
@@ -222,31 +238,44 @@ impl Execution {
                     &OrderConfig {
                         strategy,
                         is_data: &is_data,
-                        sizes: &[],
+                        sizes: &sizes.filled,
                     },
                 )
             })
             .map_err(|err| order_error(py, &node_keys, err))?;
         let total = needed.iter().filter(|&&n| n).count();
         let workers = workers.clamp(1, total.max(1));
-        let (ranks, rise) = if workers == 1 {
+        let (ranks, profile) = if workers == 1 {
             (order.into_priorities(), None)
         } else {
             let ranks = run_order(&topology, &needed, order.priorities())
                 .map_err(|err| PyValueError::new_err(err.to_string()))?;
-            let rise = pressure_rise(&topology, &topology, &needed, &ranks);
-            (ranks, Some(rise))
+            // The order's own byte profile: each result weighing the size
+            // the order weighed it by.
+            let weighed: Vec<Option<u64>> = sizes.filled.iter().copied().map(Some).collect();
+            let profile = OrderProfile::new(
+                &topology,
+                &topology,
+                &needed,
+                &ranks,
+                &weighed,
+                UNKNOWN_RESULT_BYTES,
+            );
+            (ranks, Some(profile))
         };
         let mut is_output = vec![false; topology.node_count()];
         for node in &outputs {
             is_output[node.index()] = true;
         }
         let topology = Arc::new(topology);
+        let (expected, kinds) = hints(sizes);
         let inputs = Inputs {
             topology: Arc::clone(&topology),
             needed,
             ranks,
-            rise,
+            profile,
+            expected,
+            kinds,
         };
         let core = Core::new(inputs, |inputs| {
             let mut config = SchedulerConfig::new(
@@ -255,8 +284,13 @@ impl Execution {
                 &inputs.needed,
                 &inputs.ranks,
             );
-            config.held_limit = inputs.rise.as_deref().map(HeldLimit::for_threads);
+            config.held_limit = inputs
+                .profile
+                .as_ref()
+                .map(|profile| profile.held_limit(workers));
             config.memory_limit = memory_limit;
+            config.expected_bytes = &inputs.expected;
+            config.kinds = &inputs.kinds;
             Scheduler::new(&config)
         });
         let module = py.import("dask._task_spec")?;
@@ -1155,6 +1189,22 @@ fn rebuild<'py>(
         return ty.call1(PyTuple::new(py, items)?);
     }
     ty.call1((PyList::new(py, items)?,))
+}
+
+/// What a result of no known size weighs in the order's byte profile: a
+/// small Python object.
+const UNKNOWN_RESULT_BYTES: u64 = 64;
+
+/// The scheduler's hints from the sizes given or found: the known sizes
+/// (not the estimates: a result measured tells more than a guess) and each
+/// node's group as its kind. Both empty when no size is known, as without
+/// hints.
+fn hints(sizes: Sizes) -> (Vec<Option<u64>>, Vec<u32>) {
+    if !sizes.any() {
+        return (Vec::new(), Vec::new());
+    }
+    let Sizes { known, groups, .. } = sizes;
+    (known, groups)
 }
 
 /// Locks a mutex; a poisoned one is still usable, since every critical

@@ -8,7 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::convert::External;
-use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
+use crate::sizes::Sizing;
+use crate::{Prepared, max_bytes_of, max_pressure_of, no_sizes, parse_strategy, read_priorities};
 
 /// The most workers `assign` places a graph on: the bound of the command
 /// line's `taskgraph assign --workers` (a placement takes memory per worker).
@@ -27,15 +28,28 @@ impl DaskGraph {
     fn tasks(&self) -> &Topology {
         self.tasks.as_ref().unwrap_or(&self.graph.topology)
     }
+
+    /// The sizes of the tasks (external keys left out); empty when none is
+    /// known.
+    fn task_sizes(&self) -> &[u64] {
+        self.graph.sizes.first(self.graph.task_count)
+    }
 }
 
 #[pymethods]
 impl DaskGraph {
-    /// Reads a graph mapping (`dependencies` as for `taskgraph.order`).
+    /// Reads a graph mapping (`dependencies`, `sizes` and `layers` as for
+    /// `taskgraph.order`).
     #[new]
-    #[pyo3(signature = (dsk, dependencies=None))]
-    fn new(dsk: &Bound<'_, PyAny>, dependencies: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let graph = Prepared::new(dsk, dependencies, External::AsDataNodes)?;
+    #[pyo3(signature = (dsk, dependencies=None, *, sizes=None, layers=None))]
+    fn new<'py>(
+        dsk: &Bound<'py, PyAny>,
+        dependencies: Option<&Bound<'py, PyAny>>,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Self> {
+        let sizing = Sizing::new(dsk, sizes, layers)?;
+        let graph = Prepared::new(dsk, dependencies, External::AsDataNodes, &sizing)?;
         let tasks = if graph.task_count < graph.keys.len() {
             Some(graph.tasks_only()?)
         } else {
@@ -99,6 +113,53 @@ impl DaskGraph {
     fn lower_bound(&self, py: Python<'_>) -> PyResult<u32> {
         let tasks = self.tasks();
         py.detach(|| graph_order::lower_bound(tasks))
+            .map_err(|err| PyValueError::new_err(err.to_string()))
+    }
+
+    /// Each task's bytes as orders weigh them (the known ones and the
+    /// estimates), key to bytes; None when no size is known.
+    fn sizes<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let sizes = self.task_sizes();
+        if sizes.is_empty() {
+            return Ok(None);
+        }
+        let res = PyDict::new(py);
+        for (key, bytes) in self.graph.keys.iter().zip(sizes) {
+            res.set_item(key.bind(py), bytes)?;
+        }
+        Ok(Some(res))
+    }
+
+    /// How many tasks have a size given or found (the others' are
+    /// estimated).
+    fn known_sizes(&self) -> usize {
+        let known = &self.graph.sizes.known;
+        known
+            .iter()
+            .take(self.graph.task_count)
+            .filter(|s| s.is_some())
+            .count()
+    }
+
+    /// The max bytes of an order given as a mapping from key to priority.
+    fn max_bytes(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let sizes = self.task_sizes();
+        if sizes.is_empty() {
+            return Err(no_sizes());
+        }
+        let keys = &self.graph.keys[..self.graph.task_count];
+        let given = read_priorities(py, keys, o)?;
+        max_bytes_of(self.tasks(), &given, sizes)
+    }
+
+    /// A proven lower bound on the max bytes of any order.
+    fn lower_bound_bytes(&self, py: Python<'_>) -> PyResult<u64> {
+        let sizes = self.task_sizes();
+        if sizes.is_empty() {
+            return Err(no_sizes());
+        }
+        let tasks = self.tasks();
+        py.detach(|| graph_order::lower_bound_bytes(tasks, sizes))
             .map_err(|err| PyValueError::new_err(err.to_string()))
     }
 

@@ -31,6 +31,7 @@ mod draw;
 mod execute;
 mod export;
 mod graph;
+mod sizes;
 mod text;
 
 use graph_core::{Dag, NodeId, Topology};
@@ -40,6 +41,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyMapping};
 
 use crate::convert::{Converted, External, Reading, convert};
+use crate::sizes::{Sizes, Sizing};
 
 /// Every strategy, by the name Python passes.
 /// The strategy named `name` (`"auto"`, `"dask"`, `"tree"`, ...).
@@ -80,6 +82,14 @@ fn order_error(py: Python<'_>, keys: &[Py<PyAny>], err: graph_order::Error) -> P
     }
 }
 
+/// The error for bytes asked of a graph whose sizes are all unknown.
+pub(crate) fn no_sizes() -> PyErr {
+    PyValueError::new_err(
+        "no size is known for any task of the graph: give sizes= (a dict from key to bytes), \
+         or a graph whose array layers tell their chunks (a HighLevelGraph)",
+    )
+}
+
 /// The result of `order` is filled this many keys at a time (see
 /// [`Prepared::result`]).
 const RESULT_BATCH: usize = 256;
@@ -102,17 +112,21 @@ pub(crate) struct Prepared {
     pub(crate) is_data: Vec<bool>,
     /// dask's `str(key)` ranks.
     pub(crate) ranks: Vec<u32>,
+    /// Each node's bytes, where some are known: then orders weigh results
+    /// by them.
+    pub(crate) sizes: Sizes,
 }
 
 impl Prepared {
-    /// Reads `dsk` and checks it. The GIL is released while the topology is
-    /// built.
-    pub(crate) fn new(
-        dsk: &Bound<'_, PyAny>,
-        dependencies: Option<&Bound<'_, PyAny>>,
+    /// Reads `dsk` and checks it, and its sizes as `sizing` asks. The GIL
+    /// is released while the topology is built.
+    pub(crate) fn new<'py>(
+        dsk: &Bound<'py, PyAny>,
+        dependencies: Option<&Bound<'py, PyAny>>,
         external: External,
+        sizing: &Sizing<'py>,
     ) -> PyResult<Prepared> {
-        Prepared::read(dsk, dependencies, external).map(|(graph, _)| graph)
+        Prepared::read(dsk, dependencies, external, sizing).map(|(graph, _)| graph)
     }
 
     /// [`new`](Self::new), also giving back the mapping's values, which the
@@ -122,6 +136,7 @@ impl Prepared {
         dsk: &Bound<'py, PyAny>,
         dependencies: Option<&Bound<'py, PyAny>>,
         external: External,
+        sizing: &Sizing<'py>,
     ) -> PyResult<(Prepared, Vec<Bound<'py, PyAny>>)> {
         let py = dsk.py();
         let Converted {
@@ -131,9 +146,10 @@ impl Prepared {
             targets,
             is_data,
             ranks,
+            index,
             values,
-            ..
         } = convert(dsk, dependencies, external, Reading::Order)?;
+        let sizes = Sizes::read(sizing, &keys, &index)?;
         let keys: Vec<Py<PyAny>> = keys.into_iter().map(Bound::unbind).collect();
         let topology = py
             .detach(|| Topology::from_dependency_rows(offsets, targets))
@@ -144,6 +160,7 @@ impl Prepared {
             topology,
             is_data,
             ranks,
+            sizes,
         };
         Ok((graph, values))
     }
@@ -162,7 +179,7 @@ impl Prepared {
         let config = OrderConfig {
             strategy,
             is_data: &self.is_data,
-            sizes: &[],
+            sizes: &self.sizes.filled,
         };
         let order = || graph_order::order(&self.topology, &self.ranks, &config);
         let priorities = || -> Vec<Bound<'py, PyInt>> {
@@ -239,6 +256,15 @@ impl Prepared {
             }
         }
         Ok(result)
+    }
+
+    /// Every node's size, or `ValueError` when none is known.
+    pub(crate) fn known_sizes(&self) -> PyResult<&[u64]> {
+        if self.sizes.any() {
+            Ok(&self.sizes.filled)
+        } else {
+            Err(no_sizes())
+        }
     }
 
     /// The graph without its external keys: the tasks of the mapping alone.
@@ -336,6 +362,15 @@ pub(crate) fn max_pressure_of(topology: &Topology, given: &[i64]) -> PyResult<u3
         .map_err(|err| PyValueError::new_err(err.to_string()))
 }
 
+/// The max bytes of `given` (a priority per task) on `topology`, each
+/// result weighed by `sizes`.
+pub(crate) fn max_bytes_of(topology: &Topology, given: &[i64], sizes: &[u64]) -> PyResult<u64> {
+    let order = Order::from_priorities(topology, schedule(topology, given)?)
+        .map_err(|err| PyValueError::new_err(err.to_string()))?;
+    graph_order::max_bytes(topology, &order, sizes)
+        .map_err(|err| PyValueError::new_err(err.to_string()))
+}
+
 /// The extension module `taskgraph._native`.
 #[pymodule(name = "_native")]
 mod native {
@@ -346,7 +381,8 @@ mod native {
     use crate::convert::External;
     use crate::draw;
     use crate::export::{Export, write_error};
-    use crate::{Prepared, max_pressure_of, parse_strategy, read_priorities};
+    use crate::sizes::Sizing;
+    use crate::{Prepared, max_bytes_of, max_pressure_of, parse_strategy, read_priorities};
 
     #[pymodule_export]
     use crate::execute::Execution;
@@ -359,18 +395,32 @@ mod native {
     /// `dependencies`, if given, maps each key to the keys it needs (a key
     /// it does not list needs nothing; keys missing from `dsk` are ignored)
     /// and replaces dask's scan of the tasks. `strategy` is `"auto"`,
-    /// `"dask"`, `"tree"`, `"dfs"`, `"bfs"` or `"exact"`. A cycle raises
-    /// `RuntimeError("Cycle detected between the following keys: ...")`.
+    /// `"dask"`, `"tree"`, `"greedy"`, `"dfs"`, `"bfs"` or `"exact"`. A
+    /// cycle raises `RuntimeError("Cycle detected between the following
+    /// keys: ...")`.
+    ///
+    /// `sizes` weighs results by their bytes, so that the order holds few
+    /// bytes rather than few results: a mapping from key to bytes (keys it
+    /// leaves out take their chunk's bytes where `dsk`'s array layers tell
+    /// them, else the mean of their group's known sizes, else of all), None
+    /// for the sizes that can be found (the chunks of the array layers of a
+    /// `HighLevelGraph`; a plain dict has none, and is ordered as dask
+    /// orders it), or False to count results. `layers`: the array layers to
+    /// read instead of `dsk`'s, `(name, chunks, itemsize)` triples as
+    /// `taskgraph._sizes.chunk_layers` lists them.
     #[pyfunction]
-    #[pyo3(signature = (dsk, dependencies=None, *, strategy="auto"))]
+    #[pyo3(signature = (dsk, dependencies=None, *, strategy="auto", sizes=None, layers=None))]
     fn order<'py>(
         dsk: &Bound<'py, PyAny>,
         dependencies: Option<&Bound<'py, PyAny>>,
         strategy: &str,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = dsk.py();
         let strategy = parse_strategy(strategy)?;
-        let (graph, values) = Prepared::read(dsk, dependencies, External::AsDataNodes)?;
+        let sizing = Sizing::new(dsk, sizes, layers)?;
+        let (graph, values) = Prepared::read(dsk, dependencies, External::AsDataNodes, &sizing)?;
         if graph.task_count == 0 {
             return Ok(PyDict::new(py));
         }
@@ -380,13 +430,66 @@ mod native {
     /// The most results an order of `dsk` holds in memory at once, as dask's
     /// `diagnostics(dsk, o)` counts them. `o` maps every key to a priority
     /// (or to dask's `Order`); it is run as a scheduler would: the ready task
-    /// with the lowest priority first.
+    /// with the lowest priority first. `sizes` is read and checked as
+    /// `max_bytes` reads it, but the result counts results: `max_bytes`
+    /// weighs them.
     #[pyfunction]
-    fn max_pressure(dsk: &Bound<'_, PyAny>, o: &Bound<'_, PyAny>) -> PyResult<u32> {
+    #[pyo3(signature = (dsk, o, sizes=None, *, layers=None))]
+    fn max_pressure<'py>(
+        dsk: &Bound<'py, PyAny>,
+        o: &Bound<'py, PyAny>,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<u32> {
         let py = dsk.py();
-        let graph = Prepared::new(dsk, None, External::Drop)?;
+        // Only a mapping of sizes is read: the layers' would not be used.
+        let sizing = match sizes {
+            Some(sizes) if !sizes.is_none() => Sizing::new(dsk, Some(sizes), layers)?,
+            _ => Sizing::Count,
+        };
+        let graph = Prepared::new(dsk, None, External::Drop, &sizing)?;
         let given = read_priorities(py, &graph.keys, o)?;
         max_pressure_of(&graph.topology, &given)
+    }
+
+    /// The most bytes of results an order of `dsk` holds at once (run as
+    /// `max_pressure` runs it), each result weighed by its size: `sizes`
+    /// (a mapping from key to bytes) where it gives one, else its chunk's
+    /// bytes where `dsk`'s array layers tell them, else estimated (the mean
+    /// of its group's known sizes, else of all). Raises `ValueError` when
+    /// no size is known.
+    #[pyfunction]
+    #[pyo3(signature = (dsk, o, sizes=None, *, layers=None))]
+    fn max_bytes<'py>(
+        dsk: &Bound<'py, PyAny>,
+        o: &Bound<'py, PyAny>,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<u64> {
+        let py = dsk.py();
+        let sizing = Sizing::new(dsk, sizes, layers)?;
+        let graph = Prepared::new(dsk, None, External::Drop, &sizing)?;
+        let sizes = graph.known_sizes()?;
+        let given = read_priorities(py, &graph.keys, o)?;
+        max_bytes_of(&graph.topology, &given, sizes)
+    }
+
+    /// A proven lower bound on the max bytes (see `max_bytes`) of any order
+    /// of `dsk`, with the sizes `max_bytes` takes.
+    #[pyfunction]
+    #[pyo3(signature = (dsk, sizes=None, *, layers=None))]
+    fn lower_bound_bytes<'py>(
+        dsk: &Bound<'py, PyAny>,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<u64> {
+        let py = dsk.py();
+        let sizing = Sizing::new(dsk, sizes, layers)?;
+        let graph = Prepared::new(dsk, None, External::Drop, &sizing)?;
+        let sizes = graph.known_sizes()?;
+        let topology: &Topology = &graph.topology;
+        py.detach(|| graph_order::lower_bound_bytes(topology, sizes))
+            .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))
     }
 
     /// The `taskgraph-json/1` document of the dask graph mapping `dsk`, as
@@ -469,7 +572,7 @@ mod native {
     #[pyfunction]
     fn lower_bound(dsk: &Bound<'_, PyAny>) -> PyResult<u32> {
         let py = dsk.py();
-        let graph = Prepared::new(dsk, None, External::Drop)?;
+        let graph = Prepared::new(dsk, None, External::Drop, &Sizing::Count)?;
         let topology: &Topology = &graph.topology;
         py.detach(|| graph_order::lower_bound(topology))
             .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))

@@ -10,6 +10,10 @@
   key of the graph to its priority, 0 running first), computed in Rust.
 - :func:`max_pressure` measures an order as ``dask.order.diagnostics`` does;
   :func:`lower_bound` proves how low any order can go.
+- With ``sizes`` (a dict from key to bytes, or found in the chunk metadata
+  of a ``HighLevelGraph``'s array layers), :func:`order` holds few bytes
+  rather than few results, :func:`max_bytes` measures an order in bytes
+  and :func:`lower_bound_bytes` bounds every order's.
 - :class:`Graph` reads a dask collection or graph once, then orders it,
   measures it, places it on workers, writes it as ``taskgraph-json/1`` and
   draws it.
@@ -19,8 +23,8 @@
   graphs as JSON.
 """
 
-from taskgraph._native import lower_bound, max_pressure, order
+from taskgraph._native import lower_bound, lower_bound_bytes, max_bytes, max_pressure, order
 from taskgraph.graph import Graph
 
-__all__ = ["Graph", "lower_bound", "max_pressure", "order"]
+__all__ = ["Graph", "lower_bound", "lower_bound_bytes", "max_bytes", "max_pressure", "order"]
 __version__ = "0.1.0"

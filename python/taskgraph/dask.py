@@ -269,6 +269,7 @@ def get(
     strategy=None,
     callbacks=None,
     memory_limit=None,
+    sizes=None,
     **kwargs,
 ):
     """Computes ``keys`` of the dask graph ``dsk`` on taskgraph's scheduler,
@@ -309,6 +310,16 @@ def get(
       pickled stays in memory and counts (one warning names it); a task
       whose inputs and result alone exceed the limit raises ``MemoryError``
       naming it. :class:`RunStats` tells what a run held and spilled.
+    - ``sizes``: the bytes of the results, as for :func:`taskgraph.order`:
+      a dict from key to bytes, None (default) for those that can be found,
+      or False to count results. ``x.compute(scheduler="taskgraph")`` hands
+      this function dask's expression of ``x``, whose array layers tell
+      their chunks (``shape`` and ``dtype``): the sizes are then found for
+      the chunks the optimized graph still has (a fused chain's result is
+      its last chunk's). Where sizes are known, the order weighs results by
+      them, and the scheduler takes them as what each result will take until
+      it has measured results of its group (``key_split`` of the key); a
+      plain graph dict has none, and results are counted.
 
     A task's exception is raised as itself, its frames in the traceback.
     Ctrl-C stops the run: no task starts any more and the call raises
@@ -339,6 +350,11 @@ def get(
     rerun = kwargs.get("rerun_exceptions_locally")
     if rerun is None:
         rerun = config.get("rerun_exceptions_locally", False)
+    from taskgraph._sizes import chunk_layers
+
+    # The array layers are read before the expression is lowered to a dict,
+    # which keeps none of their metadata.
+    layers = [] if sizes is False else chunk_layers(dsk)
     if not isinstance(dsk, Mapping):
         dsk = dsk.__dask_graph__()
     flat = list(_flatten(keys)) if isinstance(keys, list) else [keys]
@@ -348,10 +364,14 @@ def get(
         dsk = _with_cached(dsk, cache)
     submit, workers = _pool_submit(pool, num_workers)
 
-    options = {"workers": workers, "strategy": strategy}
+    options = {"workers": workers, "strategy": strategy, "sizes": sizes, "layers": layers}
     recorders = _recorders.get()
     spiller = None
-    if memory_limit is not None or recorders:
+    # Results are measured under a memory limit, for RunStats, and where
+    # sizes are given or found: the run then holds what the order holds in
+    # bytes, counting each result by its measured size.
+    sized = bool(layers) or (sizes is not None and sizes is not False)
+    if memory_limit is not None or recorders or (sized and workers > 1):
         from dask.sizeof import sizeof
 
         options["sizeof"] = sizeof
@@ -489,7 +509,9 @@ def _run_with_callbacks(dsk, flat, options, callbacks, cache, submit, rerun, rec
             if callback[0]:
                 callback[0](converted)
             started.append(callback)
-        priorities = _native.order(converted, strategy=options["strategy"])
+        priorities = _native.order(
+            converted, strategy=options["strategy"], sizes=options["sizes"], layers=options["layers"]
+        )
         state = start_state_from_dask(converted, keys=results, cache=cache, sortkey=priorities.get)
         for _, start_state, _, _, _ in callbacks:
             if start_state:

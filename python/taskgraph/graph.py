@@ -4,6 +4,7 @@ workers, written as JSON and drawn."""
 import shutil
 
 from taskgraph import _native
+from taskgraph._sizes import chunk_layers
 
 __all__ = ["Graph"]
 
@@ -22,22 +23,37 @@ class Graph:
 
     ``dependencies`` (optional) maps each key to the keys it needs, instead
     of the dependencies dask's order computes from the tasks.
+
+    ``sizes`` weighs results by their bytes, so that :meth:`order` holds few
+    bytes rather than few results: a dict from key to bytes (the keys it
+    leaves out take their chunk's bytes where the graph's array layers tell
+    them, else the mean of the known sizes of their group, dask's
+    ``key_split`` of the key, else of all), None for the sizes that can be
+    found (the chunks of a ``HighLevelGraph``'s or a collection's array
+    layers: the product of a chunk's lengths times its dtype's item size),
+    or False to count results.
+
+    >>> import dask.array as da, taskgraph
+    >>> g = taskgraph.Graph.from_dask(da.ones((4, 3), chunks=2) + 1)
+    >>> sorted(set(g.sizes.values()))
+    [16, 32]
     """
 
-    def __init__(self, dsk, dependencies=None, *, source=None):
+    def __init__(self, dsk, dependencies=None, *, sizes=None, source=None):
         self._dsk = dict(dsk)
-        self._native = _native.DaskGraph(self._dsk, dependencies)
         self._source = dsk if source is None else source
+        layers = [] if sizes is False else chunk_layers(self._source)
+        self._native = _native.DaskGraph(self._dsk, dependencies, sizes=sizes, layers=layers)
 
     @classmethod
-    def from_dask(cls, obj):
+    def from_dask(cls, obj, *, sizes=None):
         """The graph of a dask collection (array, dataframe, bag, delayed), a
         ``HighLevelGraph`` or a graph dict, as ``obj.__dask_graph__()`` gives
-        it (not optimized)."""
+        it (not optimized); ``sizes`` as for the constructor."""
         from dask.base import is_dask_collection
 
         graph = obj.__dask_graph__() if is_dask_collection(obj) else obj
-        return cls(graph, source=obj)
+        return cls(graph, sizes=sizes, source=obj)
 
     def __len__(self):
         return len(self._native)
@@ -55,7 +71,8 @@ class Graph:
         return self._native.keys()
 
     def order(self, strategy="auto"):
-        """:func:`taskgraph.order` of the graph: key to priority."""
+        """:func:`taskgraph.order` of the graph (with its :attr:`sizes`):
+        key to priority."""
         return self._native.order(strategy)
 
     def max_pressure(self, o=None, strategy="auto"):
@@ -68,6 +85,33 @@ class Graph:
     def lower_bound(self):
         """A proven lower bound on the max pressure of any order."""
         return self._native.lower_bound()
+
+    @property
+    def sizes(self):
+        """Each task's bytes as the orders weigh them, key to bytes: those
+        given or found, and the estimates for the rest; None when no size is
+        known (orders then count results)."""
+        return self._native.sizes()
+
+    @property
+    def known_sizes(self):
+        """How many tasks' sizes were given or found (the others' in
+        :attr:`sizes` are estimates)."""
+        return self._native.known_sizes()
+
+    def max_bytes(self, o=None, strategy="auto"):
+        """The most bytes of results held at once running order ``o`` (key
+        to priority; by default this graph's order with ``strategy``), each
+        weighed by :attr:`sizes`. Raises ``ValueError`` when no size is
+        known."""
+        if o is None:
+            o = self.order(strategy)
+        return self._native.max_bytes(o)
+
+    def lower_bound_bytes(self):
+        """A proven lower bound on the max bytes of any order. Raises
+        ``ValueError`` when no size is known."""
+        return self._native.lower_bound_bytes()
 
     def stats(self):
         """The graph's shape as a dict: tasks, edges, roots, leaves, depth,
