@@ -352,3 +352,76 @@ fn huge_sizes_saturate() {
     assert_eq!(max_bytes(&dag, &o, &sizes).unwrap(), u64::MAX);
     assert_eq!(lower_bound_bytes(&dag, &sizes).unwrap(), u64::MAX);
 }
+
+/// Generated graphs with their outputs gathered by one sink (dask's
+/// `finalize`): `Auto` in bytes holds at most what it holds without the
+/// sink plus the outputs.
+#[test]
+fn a_gathering_sink_costs_at_most_its_inputs() {
+    for (name, graph) in [
+        ("overlap", generate::array_overlap(12, 18)),
+        ("cumsum", generate::array_cumsum(12, 18)),
+        ("shuffle", generate::shuffle(40, 40)),
+    ] {
+        let dag = graph.topology().unwrap();
+        let n = dag.node_count();
+        let sinks: Vec<usize> = (0..n)
+            .filter(|&v| dag.dependents(graph_core::NodeId::new(v)).is_empty())
+            .collect();
+        let mut edges: Vec<(usize, usize)> = Vec::new();
+        for v in dag.node_ids() {
+            for d in dag.dependencies(v) {
+                edges.push((d.index(), v.index()));
+            }
+        }
+        edges.extend(sinks.iter().map(|&s| (s, n)));
+        let gathered = Topology::from_edges(n + 1, edges).unwrap();
+        // Inputs of 4 MB, everything after them a quarter of that, outputs
+        // small.
+        let mut sizes: Vec<u64> = (0..n)
+            .map(|v| {
+                let node = graph_core::NodeId::new(v);
+                match (
+                    dag.dependencies(node).is_empty(),
+                    dag.dependents(node).is_empty(),
+                ) {
+                    (true, _) => 4_000_000,
+                    (_, true) => 16,
+                    _ => 1_000_000,
+                }
+            })
+            .collect();
+        let alone = max_bytes(dag, &auto_with(dag, &sizes), &sizes).unwrap();
+        sizes.push(8);
+        let with = max_bytes(&gathered, &auto_with(&gathered, &sizes), &sizes).unwrap();
+        assert!(
+            with <= alone + 16 * sinks.len() as u64,
+            "{name}: {with} against {alone}"
+        );
+    }
+}
+
+/// dask's own graph of a map_overlap whose blocks are each reduced
+/// (dask/dask#5824), as `dask.compute` hands it to a scheduler: with its
+/// `finalize` task gathering the 216 outputs, and each chunk's bytes from
+/// dask's array metadata. `Auto` in bytes holds no more than
+/// `dask.order.order` does (72.7 MB, recorded in the file); ordered with
+/// the gathering task in, the best candidate held 547 MB.
+#[test]
+fn dask_map_overlap_with_its_finalize_holds_what_dask_holds() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/overlap_reduced_finalize.json.gz"
+    );
+    let shape = graph_core::json::read_shape_path(path).unwrap();
+    let sizes = graph_order::shape_sizes(&shape).expect("every task has a size");
+    let ties = ranks_by_str(shape.keys());
+    let config = OrderConfig {
+        sizes: &sizes,
+        is_data: shape.literals(),
+        ..OrderConfig::default()
+    };
+    let o = order(shape.topology(), &ties, &config).unwrap();
+    let held = max_bytes(shape.topology(), &o, &sizes).unwrap();
+    assert!(held <= 72_704_576, "{held}");
+}
