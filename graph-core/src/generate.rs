@@ -604,7 +604,7 @@ pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> Result<TaskGraph, crat
 /// producer at a time.
 ///
 /// ```
-/// use graph_core::{Key, generate};
+/// use graph_core::{Dag, Key, generate};
 ///
 /// let graph = generate::shared_producers(40, 2, 4_000_000);
 /// assert_eq!(graph.len(), 40 + 80 + 1);
@@ -614,10 +614,11 @@ pub fn with_value_bytes(graph: &TaskGraph, bytes: u64) -> Result<TaskGraph, crat
 /// ```
 pub fn shared_producers(producers: usize, readers: usize, bytes: u64) -> TaskGraph {
     let mut graph = TaskGraph::with_capacity(producers * (readers + 1) + 1);
-    let sized = |term: Term, size: u64| crate::Task {
-        body: crate::Body::Term(term),
-        size: Some(size),
-        cost: None,
+    let mut sized = |key: Key, term: Term, size: u64| {
+        insert(&mut graph, key, term);
+        // Inserted last: the highest node.
+        let node = crate::NodeId::new(graph.len() - 1);
+        graph.task_mut(node).size = Some(size);
     };
     let blob = |p: usize| Key::from(("blob", p as i64));
     for p in 0..producers {
@@ -628,9 +629,7 @@ pub fn shared_producers(producers: usize, readers: usize, bytes: u64) -> TaskGra
                 Term::lit(p as i64),
             ],
         );
-        graph
-            .insert_task(blob(p), sized(term, bytes))
-            .expect("generated keys are distinct");
+        sized(blob(p), term, bytes);
     }
     let reader = |p: usize, r: usize| match r {
         0 => (Key::from(("len", p as i64)), "len"),
@@ -642,10 +641,8 @@ pub fn shared_producers(producers: usize, readers: usize, bytes: u64) -> TaskGra
         for p in 0..producers {
             let (key, op) = reader(p, r);
             let term = Term::call(op, [Term::Ref(blob(p))]);
-            graph
-                .insert_task(key.clone(), sized(term, 8))
-                .expect("generated keys are distinct");
-            gathered.push(Term::Ref(key));
+            gathered.push(Term::Ref(key.clone()));
+            sized(key, term, 8);
         }
     }
     insert(&mut graph, Key::from("total"), Term::call("list", gathered));
