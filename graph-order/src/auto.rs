@@ -267,12 +267,12 @@ pub(crate) fn search(
 /// `finalize` of a computation's outputs).
 const GATHER_MIN_INPUTS: usize = 16;
 
-/// In bytes, the portfolio's best order of the graph without its gathering
-/// sinks, which then run last: a gatherer's inputs are held until it runs,
+/// In bytes, the portfolio's best order of the graph without its one
+/// gathering sink, which then runs last: a gatherer's inputs are held until it runs,
 /// whenever the rest runs, and left in, it pulls every order towards
 /// finishing one output after another whatever each holds meanwhile. The
 /// score is the whole graph's (its `lower` is left 0 for the caller to
-/// set). `None` where no sink gathers.
+/// set). `None` where not exactly one sink gathers.
 fn without_gathers(
     topology: &Topology,
     tie: &[u32],
@@ -284,7 +284,9 @@ fn without_gathers(
         topology.dependents(node).is_empty()
             && topology.dependencies(node).len() >= GATHER_MIN_INPUTS
     };
-    if !topology.node_ids().any(gathers) {
+    // One gatherer, as `dask.compute` makes (a shuffle's many sinks that each
+    // gather their pieces are the graph's own work).
+    if topology.node_ids().filter(|&node| gathers(node)).count() != 1 {
         return None;
     }
     const GONE: u32 = u32::MAX;

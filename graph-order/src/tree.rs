@@ -190,17 +190,24 @@ pub(crate) fn liu(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Option<(V
         if work > budget {
             return None;
         }
-        let mut own = Vec::new();
-        merge_segments(
-            children,
-            &mut schedules,
-            &mut at,
-            rank,
-            &mut entries,
-            |segment| {
-                push_segment(&mut own, segment, &mut next);
-            },
-        );
+        let mut own = match children {
+            // A lone child's schedule is canonical already: it is the merge.
+            [child] => std::mem::take(&mut schedules[child.index()]),
+            _ => {
+                let mut own = Vec::new();
+                merge_segments(
+                    children,
+                    &mut schedules,
+                    &mut at,
+                    rank,
+                    &mut entries,
+                    |segment| {
+                        push_segment(&mut own, segment, &mut next);
+                    },
+                );
+                own
+            }
+        };
         let weight = u128::from(crate::bytes::weight(topology, sizes, v));
         let step = Segment {
             hill: weight,
