@@ -714,8 +714,9 @@ fn chunk_sizes(
     Ok(sizes)
 }
 
-/// A layer's chunk lengths, axis by axis; `None` for a length not known.
-fn chunk_lengths(chunks: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Option<u64>>>> {
+/// A layer's chunk lengths, axis by axis; `None` for a length not known
+/// (NaN).
+pub(crate) fn chunk_lengths(chunks: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Option<u64>>>> {
     chunks
         .try_iter()?
         .map(|axis| {

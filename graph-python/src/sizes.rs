@@ -15,6 +15,7 @@ use pyo3::types::{PyBool, PyDict, PyMapping, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
 use crate::convert::KeyIndex;
+use crate::export::chunk_lengths;
 
 /// What a graph's sizes come from, as Python asked.
 pub(crate) enum Sizing<'py> {
@@ -262,20 +263,6 @@ impl Layers {
         name.match_indices('-')
             .find_map(|(at, _)| self.by_name.get(&name[at + 1..]))
     }
-}
-
-/// A layer's chunk lengths, axis by axis; `None` for a length not known
-/// (NaN).
-fn chunk_lengths(chunks: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Option<u64>>>> {
-    chunks
-        .try_iter()?
-        .map(|axis| {
-            axis?
-                .try_iter()?
-                .map(|length| Ok(length?.extract::<u64>().ok()))
-                .collect()
-        })
-        .collect()
 }
 
 /// One pass over the keys: the size of every key that names a chunk of a
