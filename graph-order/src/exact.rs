@@ -90,7 +90,15 @@ pub(crate) fn search(
     budget: u64,
 ) -> Outcome {
     let n = topology.node_count();
-    if n > MAX_NODES {
+    // The search adds weights in 64 bits: sizes whose sum would not fit
+    // (hostile ones, near 2^64) are not searched.
+    let fits = sizes.is_none_or(|sizes| {
+        sizes
+            .iter()
+            .try_fold(0_u64, |sum, &size| sum.checked_add(size))
+            .is_some()
+    });
+    if n > MAX_NODES || !fits {
         return Outcome {
             better: None,
             value: upper,

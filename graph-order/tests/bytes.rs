@@ -351,6 +351,26 @@ fn huge_sizes_saturate() {
     let o = auto_with(&dag, &sizes);
     assert_eq!(max_bytes(&dag, &o, &sizes).unwrap(), u64::MAX);
     assert_eq!(lower_bound_bytes(&dag, &sizes).unwrap(), u64::MAX);
+    // A small graph of sizes near 2^64, by the strategies that weigh them.
+    let (dag, _) = producers(3, 2, true, |_, _| 0);
+    let sizes: Vec<u64> = (0..dag.node_count() as u64).map(|i| u64::MAX - i).collect();
+    for strategy in [
+        Strategy::Auto,
+        Strategy::Exhaustive,
+        Strategy::Greedy,
+        Strategy::TreeOptimal,
+    ] {
+        let config = OrderConfig {
+            sizes: &sizes,
+            ..OrderConfig::new(strategy)
+        };
+        let o = order(&dag, &[], &config).unwrap();
+        assert_eq!(
+            max_bytes(&dag, &o, &sizes).unwrap(),
+            u64::MAX,
+            "{strategy:?}"
+        );
+    }
 }
 
 /// Generated graphs with their outputs gathered by one sink (dask's
