@@ -11,7 +11,9 @@ use graph_core::generate::Shape;
 pub(crate) struct Args {
     /// The shape: chain, tree, diamonds, random, array-sum-transpose,
     /// array-overlap, array-cumsum, shuffle (dask's split and concatenate),
-    /// or all-to-all (N/2 mappers each read by N/2 reducers: N^2/4 edges).
+    /// all-to-all (N/2 mappers each read by N/2 reducers: N^2/4 edges), or
+    /// producers (N/3 results of 4 MB, each read by `len` and `checksum`,
+    /// all gathered by one task; every task with its `size`).
     #[arg(value_parser = parse_shape)]
     shape: Shape,
     /// About how many tasks.
@@ -31,7 +33,12 @@ pub(crate) struct Args {
 }
 
 fn parse_shape(name: &str) -> Result<Shape, String> {
-    let shapes = || Shape::ALL.into_iter().chain(Shape::DENSE);
+    let shapes = || {
+        Shape::ALL
+            .into_iter()
+            .chain(Shape::DENSE)
+            .chain(Shape::SIZED)
+    };
     shapes().find(|shape| shape.name() == name).ok_or_else(|| {
         let names: Vec<&str> = shapes().map(|shape| shape.name()).collect();
         format!(

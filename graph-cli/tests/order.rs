@@ -61,6 +61,10 @@ fn sizes_order_and_run_in_bytes() {
     assert!(PRODUCER <= lower && lower <= max_bytes, "{lower}");
     let summary = taskgraph(&["order", "-"], text.as_bytes());
     assert!(summary.stdout.contains("max bytes"), "{}", summary.stdout);
+    // `taskgraph generate producers` writes the same graph.
+    let generated = taskgraph(&["generate", "producers", "--tasks", "120", "-o", "-"], b"");
+    assert_eq!(generated.code, Some(0), "{}", generated.stderr);
+    assert_eq!(generated.stdout, text);
     for threads in ["1", "2"] {
         let run = taskgraph(
             &["run", "-", "--threads", threads, "--json"],

@@ -470,6 +470,10 @@ pub enum Shape {
     /// mapper, so the edges grow as the square of the tasks (in
     /// [`Shape::DENSE`], not [`Shape::ALL`]).
     AllToAll,
+    /// [`shared_producers`]: producers of 4 MB each read by two small tasks,
+    /// all gathered by one, every task with its `size` (in
+    /// [`Shape::SIZED`], not [`Shape::ALL`]).
+    Producers,
 }
 
 impl Shape {
@@ -489,6 +493,9 @@ impl Shape {
     /// The shapes whose edges grow as the square of their tasks.
     pub const DENSE: [Shape; 1] = [Shape::AllToAll];
 
+    /// The shapes whose results differ in size, which their tasks carry.
+    pub const SIZED: [Shape; 1] = [Shape::Producers];
+
     /// A short name, for benchmark and test labels.
     pub fn name(self) -> &'static str {
         match self {
@@ -501,6 +508,7 @@ impl Shape {
             Shape::ArrayCumsum => "array-cumsum",
             Shape::Shuffle => "shuffle",
             Shape::AllToAll => "all-to-all",
+            Shape::Producers => "producers",
         }
     }
 
@@ -530,6 +538,7 @@ impl Shape {
                 let n = (tasks / 2).max(2);
                 shuffle(n, n)
             }
+            Shape::Producers => shared_producers((tasks / 3).max(1), 2, 4_000_000),
         }
     }
 }
