@@ -204,9 +204,28 @@ pub(crate) fn portfolio(
     }
 }
 
+/// The best heuristic order: the portfolio's, and in bytes, where it is
+/// above the bound, the portfolio's on the graph without its gathering sink
+/// ([`without_gathers`]) where that holds less.
+fn best_heuristic(
+    topology: &Topology,
+    tie: &[u32],
+    is_data: &[bool],
+    measure: Measure<'_>,
+) -> Best {
+    let best = portfolio(topology, tie, is_data, measure);
+    if let (Measure::Bytes(sizes), true) = (measure, best.score.0 > best.lower)
+        && let Some(gathered) = without_gathers(topology, tie, is_data, sizes, best.lower)
+        && gathered.score < best.score
+    {
+        return gathered;
+    }
+    best
+}
+
 /// `Auto` (`budget` = [`exact::AUTO_BUDGET`]) and `Exhaustive` (a larger
-/// budget): the portfolio's best, then on graphs of at most
-/// [`exact::MAX_NODES`] tasks the exact search for a better order.
+/// budget): the best heuristic order, then on graphs of at most
+/// [`exact::MAX_NODES`] tasks the exact search for a better one.
 pub(crate) fn auto(
     topology: &Topology,
     tie: &[u32],
@@ -214,34 +233,36 @@ pub(crate) fn auto(
     measure: Measure<'_>,
     budget: u64,
 ) -> (Vec<u32>, Strategy) {
-    let mut best = portfolio(topology, tie, is_data, measure);
-    if let (Measure::Bytes(sizes), true) = (measure, best.score.0 > best.lower)
-        && let Some(gathered) = without_gathers(topology, tie, is_data, sizes)
-        && gathered.score < best.score
-    {
-        best = Best {
-            lower: best.lower,
-            ..gathered
-        };
+    let best = best_heuristic(topology, tie, is_data, measure);
+    match search_from(topology, &best, measure, budget).and_then(|outcome| outcome.better) {
+        Some(better) => (better, Strategy::Exhaustive),
+        None => (best.priorities, best.strategy),
     }
-    if best.score.0 > best.lower && topology.node_count() <= exact::MAX_NODES {
-        let outcome = exact::search(
+}
+
+/// The exact search from `best`, on graphs of at most [`exact::MAX_NODES`]
+/// tasks whose best order is above the bound; `None` elsewhere.
+fn search_from(
+    topology: &Topology,
+    best: &Best,
+    measure: Measure<'_>,
+    budget: u64,
+) -> Option<exact::Outcome> {
+    (best.score.0 > best.lower && topology.node_count() <= exact::MAX_NODES).then(|| {
+        exact::search(
             topology,
             &best.priorities,
             measure.sizes(),
             best.score.0,
             budget,
-        );
-        if let Some(better) = outcome.better {
-            return (better, Strategy::Exhaustive);
-        }
-    }
-    (best.priorities, best.strategy)
+        )
+    })
 }
 
 #[cfg(feature = "fuzzing")]
-/// The lowest score the exact search finds within `budget` from the
-/// portfolio's best order, and whether it proves it optimal.
+/// The lowest score the exact search finds within `budget` from the best
+/// heuristic order, and whether it proves it optimal (`Auto`'s search, with
+/// another budget).
 pub(crate) fn search(
     topology: &Topology,
     tie: &[u32],
@@ -249,18 +270,12 @@ pub(crate) fn search(
     measure: Measure<'_>,
     budget: u64,
 ) -> (u64, bool) {
-    let best = portfolio(topology, tie, is_data, measure);
-    if best.score.0 <= best.lower {
-        return (best.score.0, true);
+    let best = best_heuristic(topology, tie, is_data, measure);
+    match search_from(topology, &best, measure, budget) {
+        Some(outcome) => (outcome.value, outcome.proven),
+        // At the bound: proven. Above it on a large graph: not searched.
+        None => (best.score.0, best.score.0 <= best.lower),
     }
-    let outcome = exact::search(
-        topology,
-        &best.priorities,
-        measure.sizes(),
-        best.score.0,
-        budget,
-    );
-    (outcome.value, outcome.proven)
 }
 
 /// A sink that reads at least this many results gathers them (dask's
@@ -271,13 +286,14 @@ const GATHER_MIN_INPUTS: usize = 16;
 /// gathering sink, which then runs last: a gatherer's inputs are held until it runs,
 /// whenever the rest runs, and left in, it pulls every order towards
 /// finishing one output after another whatever each holds meanwhile. The
-/// score is the whole graph's (its `lower` is left 0 for the caller to
-/// set). `None` where not exactly one sink gathers.
+/// score is the whole graph's, and `lower` its bound. `None` where not
+/// exactly one sink gathers.
 fn without_gathers(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
     sizes: &[u64],
+    lower: u64,
 ) -> Option<Best> {
     let n = topology.node_count();
     let gathers = |node: graph_core::NodeId| {
@@ -332,7 +348,6 @@ fn without_gathers(
         score: measure.score(topology, &priorities),
         priorities,
         strategy: sub_best.strategy,
-        // The caller's: the bound of the whole graph.
-        lower: 0,
+        lower,
     })
 }
