@@ -249,9 +249,19 @@ impl LocalExecutor {
         let total = needed.iter().filter(|&&n| n).count();
         let n_threads = self.threads.clamp(1, total.max(1));
         // Each task's `size`, and its op: what its result is expected to
-        // take before it runs, refined by what its op's results measure.
-        let expected_bytes: Vec<Option<u64>> = graph.iter().map(|(_, task)| task.size).collect();
-        let kinds = plan.kinds();
+        // take before it runs, refined by what its op's results measure;
+        // read under a memory limit and by a bound in bytes, which needs a
+        // size.
+        let sized =
+            options.memory_limit.is_some() || graph.iter().any(|(_, task)| task.size.is_some());
+        let (expected_bytes, kinds): (Vec<Option<u64>>, Vec<u32>) = if sized {
+            (
+                graph.iter().map(|(_, task)| task.size).collect(),
+                plan.kinds(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
         // With one thread the tasks run exactly in priority order. With
         // several, whatever is ready runs, best priority first, while the
         // results held stay within about a tenth of the order's own peak
