@@ -57,6 +57,12 @@ Usage: python3 scripts/parallel_bench.py --taskgraph target/release/taskgraph \
 
 `--scale F` multiplies the size of every graph by about F (the grid's side
 by sqrt(F)) for a quick smoke run; each size has its own option too.
+
+`--sized` makes every result really take bytes, and say so: each task is
+`blob(B, sleep(...))` with `"size": B`, B spread over 64 KiB to 1 MiB by the
+task's position, so that several threads run within the order's byte
+profile (1.1 times its peak bytes plus a largest result per thread) instead
+of its count of results. dask is not run then (it has no `blob`).
 """
 
 import argparse
@@ -97,9 +103,10 @@ class Graph:
     """Tasks in topological order, each a sleep on the checksum of its
     dependencies, with the length of the longest chain ending at each."""
 
-    def __init__(self, name, sleep):
+    def __init__(self, name, sleep, sized=False):
         self.name = name
         self.sleep = sleep
+        self.sized = sized
         self.tasks = []
         self.depth = {}
         self.outputs = []
@@ -111,7 +118,12 @@ class Graph:
             value = {"call": "checksum", "args": [{"ref": d} for d in deps]}
         else:
             value = seed
-        self.tasks.append({"key": key, "task": {"call": "sleep", "args": [value, self.sleep]}})
+        term = {"call": "sleep", "args": [value, self.sleep]}
+        if not self.sized:
+            self.tasks.append({"key": key, "task": term})
+        else:
+            size = 65_536 + (len(self.tasks) * 2_654_435_761) % (1_048_576 - 65_536)
+            self.tasks.append({"key": key, "task": {"call": "blob", "args": [size, term]}, "size": size})
         self.depth[key] = 1 + max((self.depth[d] for d in deps), default=0)
         return key
 
@@ -297,7 +309,7 @@ def dask_worker():
 
 def measure(args, name, python):
     """Builds graph `name`, runs it every way; returns its rows."""
-    g = Graph(name, args.sleep)
+    g = Graph(name, args.sleep, args.sized)
     BUILDERS[name](g, args)
     path = os.path.join(args.out, f"{name}.json")
     g.write(path)
@@ -381,6 +393,8 @@ def main():
     parser.add_argument("--python", default="target/venv-bench/bin/python",
                         help="a Python with dask, which runs the dask side")
     parser.add_argument("--no-dask", action="store_true", help="time taskgraph alone")
+    parser.add_argument("--sized", action="store_true",
+                        help="results of 64 KiB to 1 MiB, with their sizes (taskgraph alone)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each (the median counts)")
     parser.add_argument("--sleep", type=float, default=0.004, help="seconds each task sleeps")
     parser.add_argument("--workers", type=int, default=4, help="threads, processes and dask workers")
@@ -407,7 +421,7 @@ def main():
     if args.repeat < 1 or args.workers < 1 or args.arity < 2 or args.scale <= 0:
         parser.error("--repeat and --workers must be at least 1, --arity at least 2, --scale more than 0")
     scaled(args)
-    python = None if args.no_dask else venv_python(args.python)
+    python = None if args.no_dask or args.sized else venv_python(args.python)
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for name in shapes:
