@@ -24,14 +24,14 @@ use graph_exec::{
     OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, run_order,
 };
 use graph_order::OrderConfig;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
-use rustc_hash::FxHashMap;
+use pyo3::types::{PyList, PySet};
 use self_cell::self_cell;
 
 use crate::convert::{Converted, External, Reading, convert};
+use crate::eval::TaskKeys;
 use crate::sizes::{Sizes, Sizing};
 use crate::{core_error, order_error, parse_strategy};
 
@@ -78,13 +78,6 @@ struct State {
     spare: Vec<NodeId>,
 }
 
-/// The classes of `dask._task_spec` a task's value is told apart by.
-struct Spec {
-    graph_node: Py<PyType>,
-    task: Py<PyType>,
-    task_ref: Py<PyType>,
-}
-
 /// One run, shared by its workers.
 struct Shared {
     state: Mutex<State>,
@@ -96,11 +89,9 @@ struct Shared {
     /// Set by a test: the next turn of a worker's loop panics.
     panic_next: AtomicBool,
     topology: Arc<Topology>,
-    /// Every node's key object; tasks first, then keys the graph names but
-    /// lacks.
-    keys: Vec<Py<PyAny>>,
-    /// Every node's `hash()` of its key.
-    hashes: Vec<isize>,
+    /// Every node's key object (tasks first, then keys the graph names but
+    /// lacks) and its hash.
+    graph: TaskKeys,
     /// Each task's value in the graph.
     tasks: Vec<Py<PyAny>>,
     /// Each node's result while it is held; `None` otherwise.
@@ -114,7 +105,6 @@ struct Shared {
     /// Called with a task's key, its result and the worker's thread id just
     /// after it ran.
     posttask: Option<Py<PyAny>>,
-    spec: Spec,
     /// How many workers the run is for.
     workers: usize,
     /// `dask.sizeof.sizeof`, when results are measured (under a memory
@@ -201,48 +191,16 @@ impl Execution {
             ));
         }
         let py = dsk.py();
-        let strategy = parse_strategy(strategy)?;
-        let sizing = Sizing::new(dsk, sizes, layers)?;
-        let Converted {
+        let ReadRun {
             keys: node_keys,
-            task_count,
-            offsets,
-            targets,
-            is_data,
-            ranks: str_ranks,
-            index,
-            values: tasks,
-        } = convert(dsk, None, External::AsDataNodes, Reading::Execute)?;
-        let mut outputs = Vec::with_capacity(keys.len());
-        for key in keys.iter() {
-            let hash = key.hash()?;
-            match index.find(&node_keys, hash, &key)? {
-                Some(node) if (node as usize) < task_count => outputs.push(NodeId::from_u32(node)),
-                _ => return Err(PyKeyError::new_err(key.unbind())),
-            }
-        }
-        let sizes = Sizes::read(&sizing, &node_keys, &index)?;
-        let node_keys: Vec<Py<PyAny>> = node_keys.into_iter().map(Bound::unbind).collect();
-        let topology = py
-            .detach(|| Topology::from_dependency_rows(offsets, targets))
-            .map_err(|err| core_error(py, &node_keys, err))?;
-        let needed = topology
-            .needed_by(&outputs)
-            .map_err(|err| PyValueError::new_err(err.to_string()))?;
-        missing_dependencies(py, &topology, &node_keys, task_count, &needed)?;
-        let order = py
-            .detach(|| {
-                graph_order::order(
-                    &topology,
-                    &str_ranks,
-                    &OrderConfig {
-                        strategy,
-                        is_data: &is_data,
-                        sizes: &sizes.filled,
-                    },
-                )
-            })
-            .map_err(|err| order_error(py, &node_keys, err))?;
+            hashes,
+            tasks,
+            topology,
+            needed,
+            outputs,
+            order,
+            sizes,
+        } = ReadRun::new(dsk, keys, strategy, sizes, layers)?;
         let total = needed.iter().filter(|&&n| n).count();
         let workers = workers.clamp(1, total.max(1));
         let (ranks, profile) = if workers == 1 {
@@ -293,15 +251,6 @@ impl Execution {
             config.kinds = &inputs.kinds;
             Scheduler::new(&config)
         });
-        let module = py.import("dask._task_spec")?;
-        let class = |name: &str| -> PyResult<Py<PyType>> {
-            Ok(module.getattr(name)?.cast_into::<PyType>()?.unbind())
-        };
-        let spec = Spec {
-            graph_node: class("GraphNode")?,
-            task: class("Task")?,
-            task_ref: class("TaskRef")?,
-        };
         let none = py.None().into_bound(py);
         let values = PyList::new(py, std::iter::repeat_n(none, node_keys.len()))?.unbind();
         Ok(Execution {
@@ -320,15 +269,13 @@ impl Execution {
                 stopped: AtomicBool::new(false),
                 panic_next: AtomicBool::new(false),
                 topology,
-                hashes: index.hashes().to_vec(),
-                keys: node_keys,
-                tasks: tasks.into_iter().map(Bound::unbind).collect(),
+                graph: TaskKeys::new(py, node_keys, hashes)?,
+                tasks,
                 values,
                 outputs,
                 is_output,
                 pretask,
                 posttask,
-                spec,
                 workers,
                 sizeof,
                 spiller,
@@ -430,7 +377,7 @@ impl Execution {
     /// The key of the task that failed, if one did.
     fn failed_key(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         let failed = lock(&self.shared.state).failed?;
-        Some(self.shared.keys[failed.index()].clone_ref(py))
+        Some(self.shared.graph.keys[failed.index()].clone_ref(py))
     }
 
     /// Runs the failed task again on the calling thread (its inputs are
@@ -470,6 +417,92 @@ impl Execution {
                 .map(|&node| self.shared.value(py, values, node))
                 .collect::<PyResult<Vec<_>>>()?,
         )
+    }
+}
+
+/// A dask graph read for a run: checked, with the requested keys found,
+/// and ordered.
+pub(crate) struct ReadRun {
+    /// Every node's key object; tasks first, then keys the graph names but
+    /// lacks.
+    pub(crate) keys: Vec<Py<PyAny>>,
+    /// Every node's `hash()` of its key.
+    pub(crate) hashes: Vec<isize>,
+    /// Each task's value in the graph.
+    pub(crate) tasks: Vec<Py<PyAny>>,
+    pub(crate) topology: Topology,
+    /// Per node: whether the requested keys need it.
+    pub(crate) needed: Vec<bool>,
+    /// The requested keys' nodes, in the order asked.
+    pub(crate) outputs: Vec<NodeId>,
+    pub(crate) order: graph_order::Order,
+    pub(crate) sizes: Sizes,
+}
+
+impl ReadRun {
+    /// Reads `dsk`, checks that every key of `keys` (a flat list) is in it
+    /// and that what they need is, and orders it with `strategy`, by the
+    /// sizes `sizes` and `layers` tell (`taskgraph.order`'s).
+    pub(crate) fn new<'py>(
+        dsk: &Bound<'py, PyAny>,
+        keys: &Bound<'py, PyList>,
+        strategy: &str,
+        sizes: Option<&Bound<'py, PyAny>>,
+        layers: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<ReadRun> {
+        let py = dsk.py();
+        let strategy = parse_strategy(strategy)?;
+        let sizing = Sizing::new(dsk, sizes, layers)?;
+        let Converted {
+            keys: node_keys,
+            task_count,
+            offsets,
+            targets,
+            is_data,
+            ranks: str_ranks,
+            index,
+            values: tasks,
+        } = convert(dsk, None, External::AsDataNodes, Reading::Execute)?;
+        let mut outputs = Vec::with_capacity(keys.len());
+        for key in keys.iter() {
+            let hash = key.hash()?;
+            match index.find(&node_keys, hash, &key)? {
+                Some(node) if (node as usize) < task_count => outputs.push(NodeId::from_u32(node)),
+                _ => return Err(PyKeyError::new_err(key.unbind())),
+            }
+        }
+        let sizes = Sizes::read(&sizing, &node_keys, &index)?;
+        let node_keys: Vec<Py<PyAny>> = node_keys.into_iter().map(Bound::unbind).collect();
+        let topology = py
+            .detach(|| Topology::from_dependency_rows(offsets, targets))
+            .map_err(|err| core_error(py, &node_keys, err))?;
+        let needed = topology
+            .needed_by(&outputs)
+            .map_err(|err| PyValueError::new_err(err.to_string()))?;
+        missing_dependencies(py, &topology, &node_keys, task_count, &needed)?;
+        let order = py
+            .detach(|| {
+                graph_order::order(
+                    &topology,
+                    &str_ranks,
+                    &OrderConfig {
+                        strategy,
+                        is_data: &is_data,
+                        sizes: &sizes.filled,
+                    },
+                )
+            })
+            .map_err(|err| order_error(py, &node_keys, err))?;
+        Ok(ReadRun {
+            keys: node_keys,
+            hashes: index.hashes().to_vec(),
+            tasks: tasks.into_iter().map(Bound::unbind).collect(),
+            topology,
+            needed,
+            outputs,
+            order,
+            sizes,
+        })
     }
 }
 
@@ -786,7 +819,7 @@ impl Shared {
             if value.is(&self.spilled_mark) || value.is_none() {
                 continue;
             }
-            let key = self.keys[i].bind(py);
+            let key = self.graph.keys[i].bind(py);
             let written = spiller
                 .call_method1(py, intern!(py, "write"), (i, &value, key))?
                 .is_truthy(py)?;
@@ -828,7 +861,7 @@ impl Shared {
 
     /// The error for a task the memory limit cannot hold.
     fn overflow_error(&self, py: Python<'_>, overflow: Overflow) -> PyErr {
-        let key = self.keys[overflow.node.index()].bind(py);
+        let key = self.graph.keys[overflow.node.index()].bind(py);
         let key = key
             .repr()
             .map(|r| r.to_string())
@@ -847,7 +880,7 @@ impl Shared {
     /// Runs `node`'s task with its hooks and keeps its result; returns the
     /// bytes it takes, where results are measured.
     fn execute(&self, py: Python<'_>, node: NodeId, worker_id: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let key = self.keys[node.index()].bind(py);
+        let key = self.graph.keys[node.index()].bind(py);
         if let Some(pretask) = &self.pretask {
             pretask.call1(py, (key,))?;
         }
@@ -866,15 +899,11 @@ impl Shared {
     /// Computes `node`'s result from its inputs, as dask 2026.8 runs a task.
     fn evaluate<'py>(&self, py: Python<'py>, node: NodeId) -> PyResult<Bound<'py, PyAny>> {
         let task = self.tasks[node.index()].bind(py);
-        let mut eval = Eval {
-            py,
-            run: self,
-            deps: self.topology.dependencies(node),
-            values: self.values.bind(py),
-            given: None,
-            index: None,
-        };
-        eval.top(task)
+        let values = self.values.bind(py);
+        self.graph
+            .evaluate(task, self.topology.dependencies(node), &mut |dep| {
+                self.value(py, values, dep)
+            })
     }
 }
 
@@ -969,226 +998,6 @@ impl Job {
             run.fail(err, None);
         }
     }
-}
-
-/// The evaluation of one task: dask's `convert_legacy_task` and
-/// `GraphNode.__call__` in one walk, over the task's inputs.
-struct Eval<'a, 'py> {
-    py: Python<'py>,
-    run: &'a Shared,
-    /// The task's dependencies.
-    deps: &'a [NodeId],
-    values: &'a Bound<'py, PyList>,
-    /// The inputs as the dict a `GraphNode` is called with, once built.
-    given: Option<Bound<'py, PyDict>>,
-    /// The dependencies by hash, for tasks of many.
-    index: Option<FxHashMap<isize, Vec<NodeId>>>,
-}
-
-/// Above this many dependencies, a task's keys are found through a hash map
-/// rather than by a scan.
-const SCAN_DEPS: usize = 16;
-
-impl<'py> Eval<'_, 'py> {
-    /// A task's value in the graph, run: `convert_legacy_task(key, value)`
-    /// called on the inputs.
-    fn top(&mut self, task: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        if task.is_exact_instance(self.run.spec.task.bind(self.py)) {
-            return self.task(task);
-        }
-        self.legacy(task)
-    }
-
-    /// `Task.__call__`: the function on the arguments, each a reference
-    /// (its input), a graph node (called on the inputs) or a literal.
-    fn task(&mut self, task: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        let func = task.getattr(intern!(py, "func"))?;
-        let args = task.getattr(intern!(py, "args"))?.cast_into::<PyTuple>()?;
-        let mut call_args = Vec::with_capacity(args.len());
-        for arg in args.iter() {
-            call_args.push(self.arg(&arg)?);
-        }
-        let args = PyTuple::new(py, call_args)?;
-        let kwargs = task.getattr(intern!(py, "kwargs"))?;
-        let kwargs = kwargs.cast::<PyDict>()?;
-        if kwargs.is_empty() {
-            return func.call1(args);
-        }
-        let call_kwargs = PyDict::new(py);
-        for (name, value) in kwargs.iter() {
-            call_kwargs.set_item(name, self.arg(&value)?)?;
-        }
-        func.call(args, Some(&call_kwargs))
-    }
-
-    /// A `Task` argument: a graph node called on the inputs, a reference
-    /// read, anything else as it is (containers are not looked into).
-    fn arg(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyInt>() {
-            return Ok(obj.clone());
-        }
-        if self.is_graph_node(obj)? {
-            return self.call_node(obj);
-        }
-        if obj.is_instance(self.run.spec.task_ref.bind(self.py))? {
-            let key = obj.getattr(intern!(self.py, "key"))?;
-            return self.input(&key)?.ok_or_else(|| not_an_input(&key));
-        }
-        Ok(obj.clone())
-    }
-
-    /// A dict argument of a legacy task, as dask's `Dict` runs it: a new
-    /// dict, its values through [`Eval::arg`].
-    fn dict_arg(&mut self, dict: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
-        let out = PyDict::new(self.py);
-        for (name, value) in dict.iter() {
-            out.set_item(name, self.arg(&value)?)?;
-        }
-        Ok(out.into_any())
-    }
-
-    /// A legacy value run: a task tuple called, a key read, a list, tuple
-    /// or set rebuilt with its items run, a graph node called, anything
-    /// else as it is.
-    fn legacy(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        if let Ok(tuple) = obj.cast_exact::<PyTuple>()
-            && !tuple.is_empty()
-        {
-            let func = tuple.get_item(0)?;
-            if func.is_callable() {
-                let mut args = Vec::with_capacity(tuple.len() - 1);
-                for arg in tuple.iter().skip(1) {
-                    args.push(if let Ok(dict) = arg.cast::<PyDict>() {
-                        // `Dict(arg)`: keys in it are not read.
-                        self.dict_arg(dict)?
-                    } else {
-                        self.legacy(&arg)?
-                    });
-                }
-                return func.call1(PyTuple::new(py, args)?);
-            }
-        }
-        if (obj.is_instance_of::<PyString>()
-            || obj.is_instance_of::<PyInt>()
-            || obj.is_instance_of::<PyFloat>()
-            || obj.is_instance_of::<PyTuple>())
-            && let Some(value) = self.input(obj)?
-        {
-            return Ok(value);
-        }
-        if self.is_graph_node(obj)? {
-            return self.call_node(obj);
-        }
-        if obj.is_instance(self.run.spec.task_ref.bind(py))? {
-            let key = obj.getattr(intern!(py, "key"))?;
-            return self.input(&key)?.ok_or_else(|| not_an_input(&key));
-        }
-        if is_collection(obj) {
-            let mut items = Vec::new();
-            for item in obj.try_iter()? {
-                items.push(self.legacy(&item?)?);
-            }
-            return rebuild(obj, items);
-        }
-        Ok(obj.clone())
-    }
-
-    fn is_graph_node(&self, obj: &Bound<'py, PyAny>) -> PyResult<bool> {
-        obj.is_instance(self.run.spec.graph_node.bind(self.py))
-    }
-
-    /// A graph node called on the task's inputs (`Task`s directly).
-    fn call_node(&mut self, node: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        if node.is_exact_instance(self.run.spec.task.bind(self.py)) {
-            return self.task(node);
-        }
-        let given = self.given()?.clone();
-        node.call1((given,))
-    }
-
-    /// The task's inputs as a dict from key to value.
-    fn given(&mut self) -> PyResult<&Bound<'py, PyDict>> {
-        if self.given.is_none() {
-            let dict = PyDict::new(self.py);
-            for dep in self.deps {
-                dict.set_item(
-                    self.run.keys[dep.index()].bind(self.py),
-                    self.run.value(self.py, self.values, *dep)?,
-                )?;
-            }
-            self.given = Some(dict);
-        }
-        Ok(self.given.as_ref().expect("just built"))
-    }
-
-    /// The input whose key is `obj`, if `obj` is one of the task's keys.
-    fn input(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if self.deps.is_empty() {
-            return Ok(None);
-        }
-        let hash = match obj.hash() {
-            Ok(hash) => hash,
-            Err(err) if err.is_instance_of::<PyTypeError>(self.py) => return Ok(None),
-            Err(err) => return Err(err),
-        };
-        let hashes = &self.run.hashes;
-        if self.deps.len() > SCAN_DEPS && self.index.is_none() {
-            let mut index: FxHashMap<isize, Vec<NodeId>> = FxHashMap::default();
-            for &dep in self.deps {
-                index.entry(hashes[dep.index()]).or_default().push(dep);
-            }
-            self.index = Some(index);
-        }
-        let candidates: &[NodeId] = match &self.index {
-            Some(index) => index.get(&hash).map_or(&[], Vec::as_slice),
-            None => self.deps,
-        };
-        for &dep in candidates {
-            if hashes[dep.index()] != hash {
-                continue;
-            }
-            let key = self.run.keys[dep.index()].bind(self.py);
-            if key.is(obj) || key.eq(obj)? {
-                return Ok(Some(self.run.value(self.py, self.values, dep)?));
-            }
-        }
-        Ok(None)
-    }
-}
-
-/// A reference to a key the task does not depend on.
-fn not_an_input(key: &Bound<'_, PyAny>) -> PyErr {
-    PyKeyError::new_err(key.clone().unbind())
-}
-
-/// Whether `obj` is a list, tuple, set or frozenset (of any subclass).
-fn is_collection(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_instance_of::<PyList>()
-        || obj.is_instance_of::<PyTuple>()
-        || obj.is_instance_of::<PySet>()
-        || obj.is_instance_of::<PyFrozenSet>()
-}
-
-/// A collection of `obj`'s type with `items`: a named tuple from its
-/// fields, any other from an iterable.
-fn rebuild<'py>(
-    obj: &Bound<'py, PyAny>,
-    items: Vec<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = obj.py();
-    if obj.is_exact_instance_of::<PyList>() {
-        return Ok(PyList::new(py, items)?.into_any());
-    }
-    if obj.is_exact_instance_of::<PyTuple>() {
-        return Ok(PyTuple::new(py, items)?.into_any());
-    }
-    let ty = obj.get_type();
-    if obj.is_instance_of::<PyTuple>() && ty.hasattr(intern!(py, "_fields"))? {
-        return ty.call1(PyTuple::new(py, items)?);
-    }
-    ty.call1((PyList::new(py, items)?,))
 }
 
 /// What a result of no known size weighs in the order's byte profile: a

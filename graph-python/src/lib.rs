@@ -28,9 +28,11 @@
 
 mod convert;
 mod draw;
+mod eval;
 mod execute;
 mod export;
 mod graph;
+mod processes;
 mod sizes;
 mod text;
 
@@ -388,6 +390,8 @@ mod native {
     use crate::execute::Execution;
     #[pymodule_export]
     use crate::graph::DaskGraph;
+    #[pymodule_export]
+    use crate::processes::{WorkerRun, plan_processes};
 
     /// dask's `order(dsk)`: a priority for every key of `dsk` (0 runs
     /// first), as a dict inserted in the order dask assigns them.

@@ -1,5 +1,7 @@
 """``python -m taskgraph demo OUT_DIR``: export three example graphs as
-``taskgraph-json/1``."""
+``taskgraph-json/1``. ``python -m taskgraph worker ...``: a worker process
+for ``taskgraph.dask.get(..., processes=...)`` (see
+:mod:`taskgraph._worker`)."""
 
 import os
 import sys
@@ -37,6 +39,11 @@ def demo(out_dir):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "worker":
+        from taskgraph._worker import main
+
+        main(sys.argv[2:])
+        sys.exit(0)
     if len(sys.argv) != 3 or sys.argv[1] != "demo":
-        sys.exit("usage: python -m taskgraph demo OUT_DIR")
+        sys.exit("usage: python -m taskgraph demo OUT_DIR | python -m taskgraph worker --help")
     demo(sys.argv[2])

@@ -69,14 +69,25 @@ import gc
 import json
 import os
 import sys
-import tempfile
 import threading
 
 from taskgraph import _native
+from taskgraph._processes import Processes
 
 FORMAT = "taskgraph-json/1"
 
-__all__ = ["FORMAT", "RunStats", "dump", "get", "install", "installed", "ordering", "to_taskgraph", "uninstall"]
+__all__ = [
+    "FORMAT",
+    "Processes",
+    "RunStats",
+    "dump",
+    "get",
+    "install",
+    "installed",
+    "ordering",
+    "to_taskgraph",
+    "uninstall",
+]
 
 
 # --- ordering ---------------------------------------------------------------
@@ -270,6 +281,9 @@ def get(
     callbacks=None,
     memory_limit=None,
     sizes=None,
+    processes=None,
+    hosts=None,
+    retries=2,
     **kwargs,
 ):
     """Computes ``keys`` of the dask graph ``dsk`` on taskgraph's scheduler,
@@ -321,6 +335,23 @@ def get(
       it has measured results of its group (``key_split`` of the key); a
       plain graph dict has none, and results are counted.
 
+    - ``processes``: an int N, or a :class:`Processes` pool (also dask.config
+      ``taskgraph.processes``): the tasks run on worker processes rather
+      than threads, so that tasks holding the GIL run side by side. An int
+      starts N workers for the call and stops them after it; a pool serves
+      every call given it. ``hosts`` (a hostfile) runs on the workers of
+      the hosts it lists (``python -m taskgraph worker``). The caller takes
+      no task: the graph is ordered and placed here, pickled once
+      (cloudpickle, so lambdas and closures work; a task that cannot be
+      pickled raises ``TypeError`` naming its key before anything runs),
+      and each result goes from worker to worker, pickled with protocol 5;
+      only the requested results come back. ``memory_limit`` holds in each
+      worker process; callbacks hear each task as it ends in a worker
+      (``pretask`` then ``posttask``, whose result is None: it stayed in
+      the worker); a lost worker process is recovered from the results the
+      others hold, up to ``retries`` losses, and the pool replaces it.
+      ``cache`` and ``rerun_exceptions_locally`` do not apply.
+
     A task's exception is raised as itself, its frames in the traceback.
     Ctrl-C stops the run: no task starts any more and the call raises
     ``KeyboardInterrupt``. Tasks see the caller's ``contextvars``; a task may
@@ -341,7 +372,7 @@ def get(
     from collections.abc import Mapping
 
     from dask import config
-    from dask.callbacks import local_callbacks, unpack_callbacks
+    from dask.callbacks import local_callbacks
 
     pool = pool or config.get("pool", None)
     num_workers = num_workers or config.get("num_workers", None)
@@ -362,6 +393,15 @@ def get(
         cache = config.get("cache", None)
     if cache:
         dsk = _with_cached(dsk, cache)
+    if processes is None and hosts is None:
+        processes = config.get("taskgraph.processes", None)
+    if processes is not None or hosts is not None:
+        from taskgraph._processes import on_processes
+
+        values = on_processes(
+            dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks
+        )
+        return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
     submit, workers = _pool_submit(pool, num_workers)
 
     options = {"workers": workers, "strategy": strategy, "sizes": sizes, "layers": layers}
@@ -376,7 +416,9 @@ def get(
 
         options["sizeof"] = sizeof
     if memory_limit is not None:
-        spiller = _Spill()
+        from taskgraph._spill import Spill
+
+        spiller = Spill()
         options.update(memory_limit=memory_limit, spiller=spiller)
     try:
         with local_callbacks(callbacks) as callbacks:
@@ -384,7 +426,12 @@ def get(
                 run = _native.Execution(dsk, flat, **options)
                 values = _run(run, submit, rerun, recorders)
             else:
-                values = _run_with_callbacks(dsk, flat, options, callbacks, cache, submit, rerun, recorders, unpack_callbacks)
+
+                def execute(pretask, posttask):
+                    run = _native.Execution(dsk, flat, pretask=pretask, posttask=posttask, **options)
+                    return _run(run, submit, rerun, recorders)
+
+                values = _run_with_callbacks(dsk, flat, options, callbacks, cache, execute)
     finally:
         if spiller is not None:
             spiller.close()
@@ -492,10 +539,12 @@ def _run_to_end(run, submit, rerun):
     return run.results()
 
 
-def _run_with_callbacks(dsk, flat, options, callbacks, cache, submit, rerun, recorders, unpack_callbacks):
-    """``_run`` with dask's callbacks, called as ``dask.local.get_async``
-    calls them, with the graph and the state dask gives them."""
+def _run_with_callbacks(dsk, flat, options, callbacks, cache, execute):
+    """``execute(pretask, posttask)`` with dask's callbacks, called as
+    ``dask.local.get_async`` calls them, with the graph and the state dask
+    gives them."""
     from dask._task_spec import DataNode, convert_legacy_graph
+    from dask.callbacks import unpack_callbacks
     from dask.local import finish_task, start_state_from_dask
 
     _, _, pretask_cbs, posttask_cbs, _ = unpack_callbacks(callbacks)
@@ -543,8 +592,7 @@ def _run_with_callbacks(dsk, flat, options, callbacks, cache, submit, rerun, rec
                 for f in posttask_cbs:
                     f(key, value, converted, state, worker_id)
 
-        run = _native.Execution(dsk, flat, pretask=pretask, posttask=posttask, **options)
-        values = _run(run, submit, rerun, recorders)
+        values = execute(pretask, posttask)
         succeeded = True
         return values
     finally:
@@ -569,108 +617,6 @@ def _parse_bytes(size):
     if size <= 0:
         raise ValueError(f"memory_limit must be positive, not {size}")
     return size
-
-
-class _Spill:
-    """Where a run's spilled results go: one file each in a private
-    temporary directory (made on the first spill, mode 0700; files 0600),
-    pickled with protocol 5 and their buffers written out of band, so that
-    an array's memory goes to disk without a copy."""
-
-    def __init__(self):
-        self._dir = None
-        self._warned = set()
-        # The nodes with a file: a result read back keeps it (several tasks
-        # may read it at once), so spilling it again writes nothing.
-        self._written = set()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def write(self, node, value, key):
-        """Writes ``value``; False (it stays in memory) if it cannot be
-        pickled, with one warning naming ``key``."""
-        import pickle
-        import struct
-
-        if node in self._written:
-            return True
-        buffers = []
-
-        def out_of_band(buffer):
-            try:
-                buffers.append(buffer.raw())
-            except BufferError:  # not contiguous: in band
-                return True
-            return None
-
-        try:
-            data = pickle.dumps(value, protocol=5, buffer_callback=out_of_band)
-        except Exception as err:  # noqa: BLE001 (any pickling failure keeps the value)
-            kind = type(value).__name__
-            if kind not in self._warned:
-                self._warned.add(kind)
-                import warnings
-
-                warnings.warn(
-                    f"taskgraph: the result of {key!r} ({kind}) cannot be pickled ({err}); "
-                    "it stays in memory, over the memory limit if need be",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-            return False
-        with self._lock:  # workers may spill their first results at once
-            if self._closed:  # a worker finishing after the call ended
-                return False
-            if self._dir is None:
-                self._dir = tempfile.mkdtemp(prefix="taskgraph-spill-")
-        lengths = [len(data)] + [buffer.nbytes for buffer in buffers]
-        fd = os.open(self._path(node), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(fd, "wb") as f:
-            f.write(struct.pack(f"<Q{len(lengths)}Q", len(lengths), *lengths))
-            f.write(data)
-            for buffer in buffers:
-                f.write(buffer)
-        self._written.add(node)
-        return True
-
-    def read(self, node):
-        """The value written for ``node`` (its file stays until
-        :meth:`discard`)."""
-        import pickle
-        import struct
-
-        path = self._path(node)
-        with open(path, "rb") as f:
-            (count,) = struct.unpack("<Q", f.read(8))
-            lengths = struct.unpack(f"<{count}Q", f.read(8 * count))
-            data = f.read(lengths[0])
-            buffers = []
-            for length in lengths[1:]:
-                buffer = bytearray(length)
-                if f.readinto(buffer) != length:
-                    raise OSError(f"spill file {path} is truncated")
-                buffers.append(buffer)
-        return pickle.loads(data, buffers=buffers)
-
-    def discard(self, node):
-        """Removes ``node``'s file, if there is one."""
-        if node in self._written:
-            self._written.discard(node)
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self._path(node))
-
-    def close(self):
-        """Removes the directory and what is left in it; nothing is written
-        after."""
-        import shutil
-
-        with self._lock:
-            self._closed = True
-            if self._dir is not None:
-                shutil.rmtree(self._dir, ignore_errors=True)
-
-    def _path(self, node):
-        return os.path.join(self._dir, str(node))
 
 
 # The RunStats blocks the calling code is in.

@@ -1,0 +1,674 @@
+//! dask graphs on worker processes: the native half of
+//! `taskgraph.dask.get(..., processes=N)` and of `python -m taskgraph
+//! worker`.
+//!
+//! The caller reads, checks, orders and places the graph once
+//! ([`plan_processes`]) and hands every worker process the plan with the
+//! tasks (pickled by the Python side). Each worker process is an
+//! interpreter whose [`WorkerRun`] runs its share of the plan on
+//! `graph-distributed`: one timely worker per process, each task on the
+//! process the placement names, results sent from process to process
+//! pickled with protocol 5 and their out-of-band buffers ([`PyValue`]),
+//! never through the caller. After the loss of a process, the survivors
+//! report what they ran and hold and run the next attempt the caller tells
+//! them ([`WorkerRun::recover`]).
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use graph_assign::{ListConfig, Workers, assign_list};
+use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
+use graph_distributed::{
+    Attempt, CancelHandle, Cluster, Error, Holdings, Job, Leftovers, Progress, Runner, RunnerError,
+    Stopped,
+};
+use graph_exec::TaskFailure;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
+use serde::de::{SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::eval::TaskKeys;
+use crate::execute::ReadRun;
+
+/// Reads, checks, orders and places `dsk` for a run of `keys` (a flat list)
+/// on `processes` worker processes: a dict of the keys of every node
+/// (`"keys"`), the tasks' values (`"tasks"`), each task's dependencies
+/// (`"offsets"` and `"targets"`, a CSR of node numbers), the order
+/// (`"priorities"`), the placement (`"placement"`, by `graph-assign`'s list
+/// scheduling, with sizes where known), each node's bytes (`"sizes"`) and
+/// the requested nodes (`"outputs"`). Errors are `taskgraph.dask.get`'s: a
+/// missing key, a cycle, a needed key the graph lacks.
+#[pyfunction]
+#[pyo3(signature = (dsk, keys, *, processes, strategy="auto", sizes=None, layers=None))]
+pub(crate) fn plan_processes<'py>(
+    dsk: &Bound<'py, PyAny>,
+    keys: &Bound<'py, PyList>,
+    processes: usize,
+    strategy: &str,
+    sizes: Option<&Bound<'py, PyAny>>,
+    layers: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let py = dsk.py();
+    let read = ReadRun::new(dsk, keys, strategy, sizes, layers)?;
+    let workers = Workers::new(processes.max(1))
+        .map_err(|err| PyValueError::new_err(format!("processes={processes}: {err}")))?;
+    let sizes = &read.sizes.filled;
+    let placement = py
+        .detach(|| {
+            let config = ListConfig {
+                sizes: (!sizes.is_empty()).then_some(sizes.as_slice()),
+                ..ListConfig::default()
+            };
+            assign_list(&read.topology, &workers, &config)
+        })
+        .map_err(|err| PyRuntimeError::new_err(err.to_string()))?;
+    let out = PyDict::new(py);
+    let task_count = read.tasks.len();
+    let topology = &read.topology;
+    let (mut offsets, mut targets) = (Vec::with_capacity(task_count + 1), Vec::new());
+    offsets.push(0u32);
+    for node in 0..topology.node_count() {
+        targets.extend(
+            topology
+                .dependencies(NodeId::new(node))
+                .iter()
+                .map(|d| d.as_u32()),
+        );
+        offsets.push(u32::try_from(targets.len()).expect("a graph's edges fit in u32"));
+    }
+    out.set_item("keys", PyList::new(py, &read.keys)?)?;
+    out.set_item("tasks", PyList::new(py, &read.tasks)?)?;
+    out.set_item("offsets", u32_bytes(py, &offsets))?;
+    out.set_item("targets", u32_bytes(py, &targets))?;
+    out.set_item("priorities", u32_bytes(py, read.order.priorities()))?;
+    out.set_item("placement", u32_bytes(py, placement.as_slice()))?;
+    let sizes: Vec<u8> = sizes.iter().flat_map(|s| s.to_le_bytes()).collect();
+    out.set_item("sizes", PyBytes::new(py, &sizes))?;
+    let outputs: Vec<u32> = read.outputs.iter().map(|n| n.as_u32()).collect();
+    out.set_item("outputs", outputs)?;
+    Ok(out)
+}
+
+/// `values` as little-endian bytes.
+fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    PyBytes::new(py, &bytes)
+}
+
+/// The numbers little-endian `bytes` hold, or why they are not numbers.
+fn read_u32s(bytes: &[u8], what: &str) -> PyResult<Vec<u32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: {} bytes are not a list of 32-bit numbers",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("chunks of 4")))
+        .collect())
+}
+
+/// A task's result as it travels between processes: the object, and its
+/// pickle (protocol 5, with its out-of-band buffers) once made. A result
+/// that leaves its process is pickled as its task ends, on the worker that
+/// ran it; one that arrives is unpickled when a task first reads it. Clones
+/// share both.
+#[derive(Clone)]
+pub(crate) struct PyValue(Arc<Held>);
+
+struct Held {
+    object: OnceLock<Py<PyAny>>,
+    pickled: OnceLock<Pickled>,
+}
+
+/// A pickle and its out-of-band buffers.
+struct Pickled {
+    data: Vec<u8>,
+    buffers: Vec<Vec<u8>>,
+}
+
+impl Pickled {
+    fn len(&self) -> u64 {
+        (self.data.len() + self.buffers.iter().map(Vec::len).sum::<usize>()) as u64
+    }
+}
+
+impl PyValue {
+    fn new(object: Py<PyAny>) -> PyValue {
+        let held = Held {
+            object: OnceLock::new(),
+            pickled: OnceLock::new(),
+        };
+        let _ = held.object.set(object);
+        PyValue(Arc::new(held))
+    }
+
+    /// The object, unpickled on first use.
+    fn object<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(object) = self.0.object.get() {
+            return Ok(object.bind(py).clone());
+        }
+        let pickled = self
+            .0
+            .pickled
+            .get()
+            .expect("a value holds its object or its pickle");
+        let buffers = PyList::empty(py);
+        for buffer in &pickled.buffers {
+            buffers.append(PyByteArray::new(py, buffer))?;
+        }
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("buffers", buffers)?;
+        let object = py
+            .import(intern!(py, "pickle"))?
+            .getattr(intern!(py, "loads"))?
+            .call((PyBytes::new(py, &pickled.data),), Some(&kwargs))?;
+        let _ = self.0.object.set(object.clone().unbind());
+        Ok(object)
+    }
+
+    /// Pickles the object, if not done yet.
+    fn pickle(&self, py: Python<'_>) -> PyResult<&Pickled> {
+        if let Some(pickled) = self.0.pickled.get() {
+            return Ok(pickled);
+        }
+        let object = self.object(py)?;
+        let pickled = pickle(&object)?;
+        Ok(self.0.pickled.get_or_init(|| pickled))
+    }
+}
+
+/// `object` pickled with protocol 5, its buffers out of band; with
+/// cloudpickle where plain pickle cannot (a lambda in a result).
+fn pickle(object: &Bound<'_, PyAny>) -> PyResult<Pickled> {
+    let py = object.py();
+    let dump = |module: &str| -> PyResult<Pickled> {
+        let buffers = PyList::empty(py);
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("protocol", 5)?;
+        kwargs.set_item("buffer_callback", buffers.getattr("append")?)?;
+        let data = py
+            .import(module)?
+            .getattr(intern!(py, "dumps"))?
+            .call((object,), Some(&kwargs))?;
+        let data = data.cast::<PyBytes>()?.as_bytes().to_vec();
+        let mut raw = Vec::with_capacity(buffers.len());
+        for buffer in buffers.iter() {
+            let view = buffer.call_method0(intern!(py, "raw"))?;
+            let bytes = view.call_method0(intern!(py, "tobytes"))?;
+            raw.push(bytes.cast::<PyBytes>()?.as_bytes().to_vec());
+        }
+        Ok(Pickled { data, buffers: raw })
+    };
+    dump("pickle").or_else(|first| dump("cloudpickle").map_err(|_| first))
+}
+
+/// Bytes that serde writes as one byte string.
+struct Bytes<'a>(&'a [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
+
+/// A byte string read back.
+struct ByteBuf(Vec<u8>);
+
+impl<'de> Deserialize<'de> for ByteBuf {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ByteBuf, D::Error> {
+        struct Read;
+        impl<'de> Visitor<'de> for Read {
+            type Value = ByteBuf;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<ByteBuf, E> {
+                Ok(ByteBuf(bytes.to_vec()))
+            }
+            fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<ByteBuf, E> {
+                Ok(ByteBuf(bytes))
+            }
+        }
+        deserializer.deserialize_byte_buf(Read)
+    }
+}
+
+/// A value goes as a sequence of byte strings: the pickle, then its
+/// buffers.
+impl Serialize for PyValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.pickled.get().is_none() {
+            Python::attach(|py| self.pickle(py).map(|_| ()))
+                .map_err(|err| serde::ser::Error::custom(err.to_string()))?;
+        }
+        let pickled = self.0.pickled.get().expect("just pickled");
+        let mut seq = serializer.serialize_seq(Some(1 + pickled.buffers.len()))?;
+        seq.serialize_element(&Bytes(&pickled.data))?;
+        for buffer in &pickled.buffers {
+            seq.serialize_element(&Bytes(buffer))?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for PyValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<PyValue, D::Error> {
+        struct Read;
+        impl<'de> Visitor<'de> for Read {
+            type Value = PyValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a pickle and its buffers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PyValue, A::Error> {
+                let ByteBuf(data) = seq
+                    .next_element()?
+                    .ok_or_else(|| serde::de::Error::invalid_length(0, &self))?;
+                let mut buffers = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(ByteBuf(buffer)) = seq.next_element()? {
+                    buffers.push(buffer);
+                }
+                let held = Held {
+                    object: OnceLock::new(),
+                    pickled: OnceLock::new(),
+                };
+                let _ = held.pickled.set(Pickled { data, buffers });
+                Ok(PyValue(Arc::new(held)))
+            }
+        }
+        deserializer.deserialize_seq(Read)
+    }
+}
+
+/// What every worker of a process reads: the tasks, their keys, the
+/// placement, and the first failure, kept as the Python exception.
+struct Tasks {
+    keys: TaskKeys,
+    tasks: Vec<Py<PyAny>>,
+    topology: Arc<Topology>,
+    /// Per node: whether its result leaves this process (a reader elsewhere,
+    /// or an output gathered at process 0); set per attempt.
+    leaves: Mutex<Vec<bool>>,
+    /// `dask.sizeof.sizeof`, under a memory limit.
+    sizeof: Option<Py<PyAny>>,
+    /// The first task of this process that raised, and its exception.
+    failure: Mutex<Option<(NodeId, PyErr)>>,
+}
+
+struct PyRunner(Arc<Tasks>);
+
+impl Runner for PyRunner {
+    type Value = PyValue;
+
+    fn run(
+        &mut self,
+        node: NodeId,
+        input: &mut dyn FnMut(NodeId) -> Option<PyValue>,
+    ) -> Result<PyValue, TaskFailure> {
+        let tasks = &*self.0;
+        Python::attach(|py| {
+            let result = (|| -> PyResult<PyValue> {
+                let task = tasks.tasks[node.index()].bind(py);
+                let deps = tasks.topology.dependencies(node);
+                let object = tasks.keys.evaluate(task, deps, &mut |dep| {
+                    input(dep)
+                        .ok_or_else(|| {
+                            PyRuntimeError::new_err(format!(
+                                "the input {} of a task has not arrived",
+                                dep.index()
+                            ))
+                        })?
+                        .object(py)
+                })?;
+                let value = PyValue::new(object.unbind());
+                if lock(&tasks.leaves)[node.index()] {
+                    value.pickle(py).map_err(|err| cannot_pickle(py, err))?;
+                }
+                Ok(value)
+            })();
+            result.map_err(|err| {
+                let message = err.to_string();
+                let mut failure = lock(&tasks.failure);
+                if failure.is_none() {
+                    *failure = Some((node, err));
+                }
+                TaskFailure::new("python", message)
+            })
+        })
+    }
+
+    fn bytes(&self, _node: NodeId, value: &PyValue) -> u64 {
+        if let Some(sizeof) = &self.0.sizeof {
+            return Python::attach(|py| {
+                let object = value.object(py).ok()?;
+                sizeof.call1(py, (object,)).ok()?.extract::<u64>(py).ok()
+            })
+            .unwrap_or(64);
+        }
+        value.0.pickled.get().map_or(64, Pickled::len)
+    }
+}
+
+/// The error for a result that cannot travel to another process.
+fn cannot_pickle(py: Python<'_>, err: PyErr) -> PyErr {
+    let new = PyRuntimeError::new_err(format!(
+        "the result cannot be pickled to go to another process: {err}"
+    ));
+    new.set_cause(py, Some(err));
+    new
+}
+
+/// One call's run in a worker process: built from the plan the caller
+/// sent, run by [`WorkerRun::run`], and after the loss of another process
+/// set for the next attempt by [`WorkerRun::recover`].
+#[pyclass(frozen, module = "taskgraph._native")]
+pub(crate) struct WorkerRun {
+    tasks: Arc<Tasks>,
+    graph: Arc<TaskGraph>,
+    state: Mutex<Attempting>,
+    cancel: CancelHandle,
+    progress: Progress,
+    secret: Vec<u8>,
+    heartbeat_timeout: Duration,
+}
+
+/// Where a run is between attempts.
+struct Attempting {
+    job: Job,
+    attempt: Option<Attempt<PyValue>>,
+    leftovers: Option<Box<Leftovers<PyValue>>>,
+    /// The attempt's cluster, once run.
+    cluster: Option<Cluster>,
+    /// Set to make a process still connecting for the attempt stop.
+    lost: CancelHandle,
+}
+
+#[pymethods]
+impl WorkerRun {
+    /// A run of `plan` (what [`plan_processes`] returned, as the caller
+    /// sent it) under `memory_limit` bytes per process if given (results
+    /// then measured by `sizeof`), joining other processes with `secret`.
+    #[new]
+    #[pyo3(signature = (plan, *, secret, memory_limit=None, sizeof=None, heartbeat_timeout=5.0))]
+    fn new(
+        plan: &Bound<'_, PyDict>,
+        secret: &[u8],
+        memory_limit: Option<u64>,
+        sizeof: Option<Py<PyAny>>,
+        heartbeat_timeout: f64,
+    ) -> PyResult<WorkerRun> {
+        let py = plan.py();
+        let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+            plan.get_item(name)?
+                .ok_or_else(|| PyValueError::new_err(format!("the plan has no {name:?}")))
+        };
+        let bytes = |name: &str| -> PyResult<Vec<u32>> {
+            read_u32s(item(name)?.cast::<PyBytes>()?.as_bytes(), name)
+        };
+        let keys: Vec<Py<PyAny>> = item("keys")?.extract()?;
+        let tasks: Vec<Py<PyAny>> = item("tasks")?.extract()?;
+        let offsets = bytes("offsets")?;
+        let targets = bytes("targets")?;
+        let priorities = bytes("priorities")?;
+        let placement = bytes("placement")?;
+        let outputs: Vec<u32> = item("outputs")?.extract()?;
+        let sizes = item("sizes")?;
+        let sizes: Vec<u64> = sizes
+            .cast::<PyBytes>()?
+            .as_bytes()
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+            .collect();
+        let n = keys.len();
+        if offsets.len() != n + 1 || tasks.len() > n || placement.len() != n {
+            return Err(PyValueError::new_err(
+                "the plan's parts disagree on its size",
+            ));
+        }
+        let topology = Topology::from_dependency_rows(offsets, targets)
+            .map_err(|err| PyValueError::new_err(err.to_string()))?;
+        // The run's graph: each node named by its number, its task opaque
+        // (the Python task is run by the runner), with its size.
+        let mut graph = TaskGraph::with_capacity(n);
+        for node in 0..n {
+            let deps: Vec<Key> = topology
+                .dependencies(NodeId::new(node))
+                .iter()
+                .map(|d| Key::from(d.index().to_string()))
+                .collect();
+            let id = graph
+                .insert_opaque(node.to_string(), deps)
+                .map_err(|err| PyValueError::new_err(err.to_string()))?;
+            graph.task_mut(id).size = sizes.get(node).copied();
+        }
+        let hashes = keys
+            .iter()
+            .map(|key| key.bind(py).hash())
+            .collect::<PyResult<Vec<isize>>>()?;
+        let mut job = Job::new(outputs.iter().map(|&o| NodeId::from_u32(o)), placement)
+            .with_priorities(priorities);
+        if let Some(bytes) = memory_limit {
+            job = job.with_memory_limit(bytes);
+        }
+        Ok(WorkerRun {
+            tasks: Arc::new(Tasks {
+                keys: TaskKeys::new(py, keys, hashes)?,
+                tasks,
+                topology: Arc::new(topology),
+                leaves: Mutex::new(Vec::new()),
+                sizeof,
+                failure: Mutex::new(None),
+            }),
+            graph: Arc::new(graph),
+            state: Mutex::new(Attempting {
+                job,
+                attempt: None,
+                leftovers: None,
+                cluster: None,
+                lost: CancelHandle::new(),
+            }),
+            cancel: CancelHandle::new(),
+            progress: Progress::new(),
+            secret: secret.to_vec(),
+            heartbeat_timeout: Duration::from_secs_f64(heartbeat_timeout.max(0.1)),
+        })
+    }
+
+    /// Runs this process's share as process `process` of the processes
+    /// listening at `addresses`, the GIL released meanwhile. Returns
+    /// `("done", outputs)`, with the outputs (a list of `(node, value)`) at
+    /// process 0 and None elsewhere, or `("lost", finished, held)` when
+    /// another process was lost: the tasks this one ran and the results it
+    /// holds, by node, for the caller to plan the next attempt. Raises a
+    /// task's own exception (with its node as `taskgraph_node`), or
+    /// `RuntimeError` for a run that could not go on.
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        addresses: Vec<String>,
+        process: usize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (job, attempt, lost) = {
+            let mut state = lock(&self.state);
+            state.lost = CancelHandle::new();
+            (state.job.clone(), state.attempt.take(), state.lost.clone())
+        };
+        let processes = addresses.len();
+        let cluster = if processes <= 1 {
+            Cluster::local(1)
+        } else {
+            Cluster::new(addresses, process, 1)
+                .and_then(|cluster| cluster.with_secret(&self.secret))
+                .map_err(|err| PyRuntimeError::new_err(err.to_string()))?
+                .with_heartbeat_timeout(self.heartbeat_timeout)
+        }
+        .with_cancel(self.cancel.clone())
+        .with_lost_signal(lost)
+        .with_progress(self.progress.clone());
+        *lock(&self.tasks.leaves) = leaving(&self.tasks.topology, &job, process);
+        let runner = runner_for(Arc::clone(&self.tasks));
+        let graph = Arc::clone(&self.graph);
+        let result =
+            py.detach(|| graph_distributed::run_keeping(graph, job, &cluster, runner, attempt));
+        lock(&self.state).cluster = Some(cluster);
+        match result {
+            Ok(outcome) => {
+                let values = match outcome {
+                    Some(outcome) => {
+                        let list = PyList::empty(py);
+                        for (node, value) in outcome.values {
+                            list.append((node.as_u32(), value.object(py)?))?;
+                        }
+                        list.into_any()
+                    }
+                    None => py.None().into_bound(py),
+                };
+                PyTuple::new(
+                    py,
+                    [pyo3::types::PyString::new(py, "done").into_any(), values],
+                )
+            }
+            Err(Stopped {
+                error,
+                leftovers: Some(leftovers),
+            }) => {
+                let finished: Vec<u32> = leftovers.finished().iter().map(|n| n.as_u32()).collect();
+                let held: Vec<u32> = leftovers.held().iter().map(|(n, _)| n.as_u32()).collect();
+                lock(&self.state).leftovers = Some(leftovers);
+                let why = error.to_string();
+                PyTuple::new(
+                    py,
+                    [
+                        "lost".into_pyobject(py)?.into_any(),
+                        finished.into_pyobject(py)?.into_any(),
+                        held.into_pyobject(py)?.into_any(),
+                        why.into_pyobject(py)?.into_any(),
+                    ],
+                )
+            }
+            Err(Stopped { error, .. }) => Err(self.run_error(py, error)),
+        }
+    }
+
+    /// Sets the run for its next attempt after the loss of `lost` (numbers
+    /// in the attempt that stopped): `reports` are every survivor's
+    /// `(process, finished, held)` and, for each lost process, the tasks it
+    /// was heard to have run (`(process, finished, [])`).
+    fn recover(&self, lost: Vec<usize>, reports: Vec<(u32, Vec<u32>, Vec<u32>)>) -> PyResult<()> {
+        let mut state = lock(&self.state);
+        let cluster = state
+            .cluster
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("no attempt has run to recover from"))?;
+        let leftovers = state
+            .leftovers
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the last attempt lost no process"))?;
+        let mut holdings = Holdings::new(self.graph.len());
+        for (process, finished, held) in &reports {
+            for &node in finished {
+                holdings.finished(NodeId::from_u32(node));
+            }
+            for &node in held {
+                holdings.hold(NodeId::from_u32(node), *process);
+            }
+        }
+        let next = graph_distributed::next_attempt(
+            &self.graph,
+            state.job.clone(),
+            &cluster,
+            &lost,
+            &holdings,
+            *leftovers,
+        )
+        .map_err(|err| PyRuntimeError::new_err(err.to_string()))?;
+        state.job = next.job;
+        state.attempt = Some(next.attempt);
+        Ok(())
+    }
+
+    /// The tasks run in this process since the last call, by node.
+    fn progress(&self) -> Vec<u32> {
+        self.progress.take().iter().map(|n| n.as_u32()).collect()
+    }
+
+    /// Stops the run: no task starts any more and [`WorkerRun::run`]
+    /// raises `KeyboardInterrupt`.
+    fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Says that another process of the current attempt was lost: a run
+    /// still connecting to it stops and reports.
+    fn lost(&self) {
+        lock(&self.state).lost.cancel();
+    }
+}
+
+impl WorkerRun {
+    /// A stopped run as a Python exception: a task's own, where it raised
+    /// in this process.
+    fn run_error(&self, py: Python<'_>, error: Error) -> PyErr {
+        match error {
+            Error::Task { key, message, .. } => {
+                if let Some((node, err)) = lock(&self.tasks.failure).take() {
+                    let _ = err.value(py).setattr("taskgraph_node", node.as_u32());
+                    return err;
+                }
+                let node = key.to_string();
+                let err = PyRuntimeError::new_err(format!("task {node} failed: {message}"));
+                if let Ok(node) = node.parse::<u32>() {
+                    let _ = err.value(py).setattr("taskgraph_node", node);
+                    let _ = err.value(py).setattr("taskgraph_elsewhere", true);
+                }
+                err
+            }
+            Error::Interrupted => PyKeyboardInterrupt::new_err("the run was interrupted"),
+            error @ Error::TooLarge { .. } => PyMemoryError::new_err(error.to_string()),
+            other => PyRuntimeError::new_err(other.to_string()),
+        }
+    }
+}
+
+/// What makes each worker's runner: one over this process's tasks.
+fn runner_for(
+    tasks: Arc<Tasks>,
+) -> impl for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = PyValue> + 'g>, RunnerError>
++ Send
++ Sync
++ 'static {
+    move |_, _| Ok(Box::new(PyRunner(Arc::clone(&tasks))))
+}
+
+/// Per node: whether its result leaves process `process` under `job`'s
+/// placement (one timely worker per process).
+fn leaving(topology: &Topology, job: &Job, process: usize) -> Vec<bool> {
+    let placement = job.placement();
+    let here = |node: NodeId| placement.get(node.index()).map(|&w| w as usize) == Some(process);
+    let mut leaves = vec![false; topology.node_count()];
+    for node in 0..topology.node_count() {
+        let node = NodeId::new(node);
+        if here(node) {
+            leaves[node.index()] = topology.dependents(node).iter().any(|&d| !here(d));
+        }
+    }
+    if process != 0 {
+        for &output in job.outputs() {
+            if here(output) {
+                leaves[output.index()] = true;
+            }
+        }
+    }
+    leaves
+}
+
+/// Locks a mutex; a poisoned one is still usable: every critical section
+/// here leaves its data consistent.
+fn lock<U>(mutex: &Mutex<U>) -> MutexGuard<'_, U> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,521 @@
+"""dask graphs on worker processes: :class:`Processes` and the runs of
+``taskgraph.dask.get(..., processes=...)``.
+
+The caller reads, orders and places the graph (in Rust), pickles it once
+with cloudpickle and sends it to every worker process; the workers run it
+among themselves on ``graph-distributed`` and only the requested results
+come back. The caller takes no task: it hears which tasks have run (for
+dask's callbacks), and after the loss of a worker it tells the survivors
+how the run goes on."""
+
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+
+from taskgraph import _native, _wire
+
+__all__ = ["Processes"]
+
+# How long a new worker process has to start and say where it listens.
+START_TIMEOUT = 120.0
+
+
+class _RemoteTraceback(Exception):
+    """A worker process's traceback, as the cause of its task's exception."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self):
+        return "\n\nTraceback in the worker process:\n" + self.text
+
+
+class _Worker:
+    """One worker process of a pool and the connection to it."""
+
+    __slots__ = ("conn", "proc", "address", "pid", "name")
+
+    def __init__(self, conn, proc, address, pid, name):
+        self.conn = conn
+        self.proc = proc
+        self.address = address
+        self.pid = pid
+        self.name = name
+
+
+class Processes:
+    """A pool of worker processes for dask graphs, each a Python interpreter
+    of its own, so that tasks holding the GIL run side by side.
+
+    ``Processes(n)`` starts ``n`` local workers (default: the cores);
+    ``Processes(hostfile=H)`` connects to workers already running on the
+    hosts of a hostfile (``python -m taskgraph worker --hostfile H
+    --process I`` on each, with the shared secret in ``$TASKGRAPH_SECRET``
+    or ``secret_file``). Give the pool to ``taskgraph.dask.get(...,
+    processes=pool)`` (or ``dask.compute(x, scheduler="taskgraph",
+    processes=pool)``, or dask.config ``taskgraph.processes``): every call
+    then runs on its workers. ``with Processes(2) as pool:`` closes it at
+    the end of the block; a closed pool's local workers are gone, and so
+    are they when the caller dies.
+
+    ``last_run`` tells what the last call moved through the caller:
+    ``bytes_sent`` (the graph, to every worker), ``bytes_received`` (the
+    results and the progress reports), ``attempts`` and ``lost``.
+
+    >>> from operator import add
+    >>> import taskgraph.dask
+    >>> with taskgraph.dask.Processes(2) as pool:
+    ...     taskgraph.dask.get({"x": 1, "y": (add, "x", 10)}, "y", processes=pool)
+    11
+    """
+
+    def __init__(self, n=None, *, hostfile=None, secret=None, secret_file=None, heartbeat_timeout=5.0):
+        if hostfile is not None and n is not None:
+            raise ValueError("give the number of local workers or a hostfile, not both")
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"a pool needs at least one worker process, not {n!r}")
+        self._hostfile = hostfile
+        if hostfile is None:
+            self._secret = (
+                _wire.secret_from(secret=secret) if secret is not None else secrets.token_hex(32).encode()
+            )
+            self._size = n or os.cpu_count() or 1
+        else:
+            self._secret = _wire.secret_from(secret=secret, secret_file=secret_file)
+            self._hosts = _wire.read_hostfile(hostfile)
+            self._size = len(self._hosts)
+        self._heartbeat_timeout = heartbeat_timeout
+        self._workers = []
+        self._lock = threading.RLock()
+        self._closed = False
+        self.last_run = None
+        self._start(self._size)
+
+    def __len__(self):
+        return self._size
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        where = f"hostfile={self._hostfile!r}" if self._hostfile else f"{self._size} local"
+        return f"<taskgraph.dask.Processes {where}, {'closed' if self._closed else 'open'}>"
+
+    @property
+    def pids(self):
+        """The process ids of the workers (for local workers, those the pool
+        started)."""
+        return [worker.pid for worker in self._workers]
+
+    def close(self):
+        """Stops the local workers and lets go of the hosts' workers."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            workers, self._workers = self._workers, []
+        for worker in workers:
+            _end(worker)
+
+    # --- workers -------------------------------------------------------
+
+    def _start(self, count):
+        """Starts (or connects to) ``count`` more workers."""
+        if self._hostfile is not None:
+            for host, port in self._hosts[len(self._workers) : len(self._workers) + count]:
+                self._workers.append(self._connect((host, port), None, f"the worker at {host}:{port}"))
+            return
+        env = dict(os.environ)
+        env[_wire.SECRET_VARIABLE] = self._secret.decode()
+        started = []
+        try:
+            for _ in range(count):
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "taskgraph", "worker", "--listen", "127.0.0.1:0"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=env,
+                    start_new_session=True,
+                )
+                started.append(proc)
+            for proc in started:
+                line = proc.stdout.readline().decode(errors="replace")
+                prefix = "taskgraph worker listening on "
+                if not line.startswith(prefix):
+                    proc.kill()
+                    raise RuntimeError(
+                        f"worker process {proc.pid} did not start (it exited with {proc.wait()}); "
+                        "its standard error above says why"
+                    )
+                host, _, port = line[len(prefix) :].strip().rpartition(":")
+                self._workers.append(self._connect((host, int(port)), proc, f"worker process {proc.pid}"))
+        except BaseException:
+            for proc in started:
+                if proc.poll() is None:
+                    proc.kill()
+            raise
+
+    def _connect(self, address, proc, name):
+        from multiprocessing.connection import Client
+
+        try:
+            conn = Client(address, authkey=self._secret)
+            (kind, data_address, pid), _ = _wire.recv(conn)
+        except Exception as err:
+            raise RuntimeError(f"could not reach {name}: {err}") from err
+        if kind != "ready":
+            raise RuntimeError(f"{name} answered {kind!r}, not 'ready'")
+        if proc is None:
+            name = f"worker process {pid} at {address[0]}:{address[1]}"
+        return _Worker(conn, proc, data_address, pid, name)
+
+    def _alive(self):
+        """The workers, the lost ones replaced (local workers started
+        afresh, hosts' reconnected where they answer)."""
+        if self._closed:
+            raise RuntimeError("this taskgraph.dask.Processes pool is closed")
+        alive = []
+        for worker in self._workers:
+            if worker.proc is not None and worker.proc.poll() is not None:
+                _end(worker)
+            elif worker.conn.closed:
+                pass
+            else:
+                alive.append(worker)
+        self._workers = alive
+        if self._hostfile is None:
+            if len(alive) < self._size:
+                self._start(self._size - len(alive))
+        else:
+            if len(alive) < self._size:
+                self._workers = []
+                for host, port in self._hosts:
+                    try:
+                        self._workers.append(self._connect((host, port), None, f"the worker at {host}:{port}"))
+                    except RuntimeError:
+                        continue
+                for worker in alive:
+                    _end(worker)
+                if not self._workers:
+                    raise RuntimeError(f"no worker of {self._hostfile} answers")
+        return list(self._workers)
+
+    # --- a run ---------------------------------------------------------
+
+    def run(self, dsk, keys, *, strategy="auto", sizes=None, layers=(), memory_limit=None, retries=2, on_finished=None):
+        """Runs the flat list ``keys`` of ``dsk`` on the workers and returns
+        their results in order; ``on_finished(nodes, keys)`` hears the tasks
+        as they finish."""
+        import cloudpickle
+
+        with self._lock:
+            workers = self._alive()
+            plan = _native.plan_processes(
+                dsk, keys, processes=len(workers), strategy=strategy, sizes=sizes, layers=list(layers)
+            )
+            try:
+                frame = _wire.Frame(plan, dumps=cloudpickle.dumps)
+            except Exception as err:
+                raise _unpicklable(plan, err) from err
+            options = {"memory_limit": memory_limit, "heartbeat_timeout": self._heartbeat_timeout}
+            call = _Call(self, workers, plan, frame, options, retries, on_finished)
+            return call.run()
+
+
+def _unpicklable(plan, err):
+    """The error for a graph that cannot go to the workers, naming the
+    first task that cannot be pickled."""
+    import cloudpickle
+
+    for key, task in zip(plan["keys"], plan["tasks"]):
+        try:
+            cloudpickle.dumps(task, protocol=5)
+        except Exception as task_err:
+            return TypeError(f"task {key!r} cannot be pickled to go to a worker process: {task_err}")
+    return TypeError(f"the graph cannot be pickled to go to the worker processes: {err}")
+
+
+def _end(worker):
+    """Lets go of ``worker``, stopping it if the pool started it."""
+    try:
+        _wire.send(worker.conn, ("close",))
+    except (OSError, ValueError):
+        pass
+    try:
+        worker.conn.close()
+    except OSError:
+        pass
+    proc = worker.proc
+    if proc is None:
+        return
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()
+
+
+class _Call:
+    """One call's run on a pool's workers, attempt after attempt."""
+
+    def __init__(self, pool, workers, plan, frame, options, retries, on_finished):
+        self.pool = pool
+        self.plan = plan
+        self.frame = frame
+        self.options = options
+        self.retries = retries
+        self.on_finished = on_finished
+        # The workers of the current attempt, by their number in it.
+        self.current = list(workers)
+        self.state = {}
+        # Per worker, the tasks it was heard to have run.
+        self.ran = {id(w): [] for w in workers}
+        self.bytes_sent = 0
+        self.bytes_received = 0
+        self.attempts = 1
+        self.lost = []
+        self.outputs = None
+        self.failure = None
+        self.interrupted = False
+
+    def run(self):
+        start = time.perf_counter()
+        addresses = [w.address for w in self.current]
+        for process, worker in enumerate(self.current):
+            self.state[id(worker)] = "running"
+            try:
+                self.bytes_sent += _wire.send(worker.conn, ("run", process, addresses, self.options))
+                self.bytes_sent += self.frame.send(worker.conn)
+            except OSError:
+                self.state[id(worker)] = "lost"
+        try:
+            self._listen()
+        except KeyboardInterrupt:
+            self._interrupt()
+            raise
+        finally:
+            self.pool.last_run = {
+                "bytes_sent": self.bytes_sent,
+                "bytes_received": self.bytes_received,
+                "attempts": self.attempts,
+                "lost": list(self.lost),
+                "seconds": time.perf_counter() - start,
+            }
+        if self.failure is not None:
+            raise self.failure
+        values = dict(self.outputs)
+        return [values[node] for node in self.plan["outputs"]]
+
+    def _listen(self):
+        from multiprocessing.connection import wait
+
+        while True:
+            running = [w for w in self.current if self.state[id(w)] == "running"]
+            if not running:
+                if self._ended():
+                    return
+                continue
+            for conn in wait([w.conn for w in running]):
+                worker = next(w for w in running if w.conn is conn)
+                try:
+                    message, nbytes = _wire.recv(conn)
+                except (EOFError, OSError):
+                    self._lose(worker)
+                    continue
+                self.bytes_received += nbytes
+                self._hear(worker, message)
+
+    def _hear(self, worker, message):
+        kind = message[0]
+        if kind == "progress":
+            self.ran[id(worker)].extend(message[1])
+            if self.on_finished is not None:
+                keys = self.plan["keys"]
+                self.on_finished([keys[node] for node in message[1]])
+        elif kind == "done":
+            if message[1] is not None:
+                self.outputs = message[1]
+            worker.address = message[2]
+            self.state[id(worker)] = "done"
+        elif kind == "lost":
+            _, finished, held, _why, address = message
+            worker.address = address
+            self.state[id(worker)] = ("reported", finished, held)
+        elif kind == "failed":
+            _, node, pickled, text, elsewhere = message
+            if self.failure is None or (getattr(self.failure, "_taskgraph_elsewhere", False) and not elsewhere):
+                self.failure = self._exception(node, pickled, text, elsewhere)
+            self.state[id(worker)] = "done"
+        elif kind == "error":
+            if self.failure is None:
+                self.failure = RuntimeError(message[1])
+            self.state[id(worker)] = "done"
+        elif kind == "interrupted":
+            self.state[id(worker)] = "done"
+            if self.failure is None and not self.interrupted:
+                self.failure = RuntimeError(f"{worker.name} stopped its run")
+        else:
+            self.state[id(worker)] = "done"
+            self.failure = self.failure or RuntimeError(f"{worker.name} said {kind!r}")
+
+    def _exception(self, node, pickled, text, elsewhere):
+        import pickle
+
+        try:
+            exc = pickle.loads(pickled)
+        except Exception as err:
+            exc = RuntimeError(f"a task failed in a worker process, and its exception cannot be read back: {err}")
+        if not isinstance(exc, BaseException):
+            exc = RuntimeError(repr(exc))
+        if node is not None and not elsewhere:
+            exc.__cause__ = _RemoteTraceback(text)
+            key = self.plan["keys"][node]
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(task {key!r}, run in a taskgraph worker process)")
+        if elsewhere:
+            exc._taskgraph_elsewhere = True
+        return exc
+
+    def _lose(self, worker):
+        """``worker``'s process went away: the others hear of it, so that
+        one still connecting stops waiting for it."""
+        self.state[id(worker)] = "lost"
+        for other in self.current:
+            if self.state[id(other)] == "running":
+                try:
+                    _wire.send(other.conn, ("lost",))
+                except OSError:
+                    pass
+
+    def _ended(self):
+        """Whether the run is over, once no worker of the attempt runs;
+        after a loss, starts the next attempt (and returns False)."""
+        states = [self.state[id(w)] for w in self.current]
+        lost = [i for i, state in enumerate(states) if state == "lost"]
+        if not lost or self.failure is not None or self.interrupted:
+            if self.outputs is None and self.failure is None:
+                names = ", ".join(self.current[i].name for i in lost)
+                self.failure = RuntimeError(f"the run ended without its results: {names} went away")
+            return True
+        if self.outputs is not None and all(s == "done" or s == "lost" for s in states):
+            return True
+        names = ", ".join(self.current[i].name for i in lost)
+        self.lost.extend(self.current[i].pid for i in lost)
+        if self.attempts > self.retries:
+            self.failure = RuntimeError(
+                f"{names} went away: more losses than retries={self.retries} allows; the run was abandoned"
+            )
+            self._release(states)
+            return not any(self.state[id(w)] == "running" for w in self.current)
+        survivors = [(i, w) for i, w in enumerate(self.current) if isinstance(states[i], tuple)]
+        if not survivors:
+            self.failure = RuntimeError(f"the run lost every worker process ({names})")
+            return True
+        reports = [(i, list(states[i][1]), list(states[i][2])) for i, _ in survivors]
+        reports += [(i, list(self.ran[id(self.current[i])]), []) for i in lost]
+        addresses = [w.address for _, w in survivors]
+        self.attempts += 1
+        self.current = [w for _, w in survivors]
+        for process, (_, worker) in enumerate(survivors):
+            self.state[id(worker)] = "running"
+            try:
+                self.bytes_sent += _wire.send(worker.conn, ("go", process, addresses, lost, reports))
+            except OSError:
+                self.state[id(worker)] = "lost"
+        return False
+
+    def _release(self, states):
+        """Tells survivors waiting for the next attempt that there is none;
+        the call hears them stop."""
+        for worker, state in zip(self.current, states):
+            if isinstance(state, tuple):
+                try:
+                    _wire.send(worker.conn, ("cancel",))
+                    self.state[id(worker)] = "running"
+                except OSError:
+                    self.state[id(worker)] = "lost"
+
+    def _interrupt(self):
+        """Ctrl-C: every worker stops its run; the call waits a moment for
+        them, then lets them be."""
+        from multiprocessing.connection import wait
+
+        self.interrupted = True
+        for worker in self.current:
+            try:
+                _wire.send(worker.conn, ("cancel",))
+            except OSError:
+                pass
+        deadline = time.monotonic() + 5.0
+        pending = [w for w in self.current if self.state.get(id(w)) == "running"]
+        while pending and time.monotonic() < deadline:
+            for conn in wait([w.conn for w in pending], timeout=max(0.0, deadline - time.monotonic())):
+                worker = next(w for w in pending if w.conn is conn)
+                try:
+                    message, _ = _wire.recv(conn)
+                except (EOFError, OSError):
+                    pending.remove(worker)
+                    continue
+                if message[0] in ("done", "failed", "error", "interrupted"):
+                    pending.remove(worker)
+        for worker in pending:
+            # Still running a task: let it go; the pool replaces it.
+            try:
+                worker.conn.close()
+            except OSError:
+                pass
+
+
+def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks):
+    """``taskgraph.dask.get`` on worker processes: ``processes`` an int (a
+    pool for the call) or a pool, ``hosts`` a hostfile (a pool of its
+    workers for the call)."""
+    from dask.callbacks import local_callbacks
+
+    from taskgraph.dask import _run_with_callbacks
+
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries must be a number of losses, 0 or more, not {retries!r}")
+    if hosts is not None and processes is not None:
+        raise ValueError("give processes= or hosts=, not both")
+    own = None
+    if isinstance(processes, Processes):
+        pool = processes
+    elif hosts is not None:
+        pool = own = Processes(hostfile=hosts)
+    elif isinstance(processes, int) and not isinstance(processes, bool) and processes >= 1:
+        pool = own = Processes(processes)
+    else:
+        raise TypeError(f"processes must be a number of worker processes or a taskgraph.dask.Processes, not {processes!r}")
+    try:
+        options = {"strategy": strategy, "sizes": sizes, "layers": layers}
+        with local_callbacks(callbacks) as callbacks:
+            if not callbacks:
+                return pool.run(dsk, flat, memory_limit=memory_limit, retries=retries, **options)
+
+            def execute(pretask, posttask):
+                def on_finished(keys):
+                    for key in keys:
+                        pretask(key)
+                        posttask(key, None, "taskgraph-worker")
+
+                return pool.run(
+                    dsk, flat, memory_limit=memory_limit, retries=retries, on_finished=on_finished, **options
+                )
+
+            return _run_with_callbacks(dsk, flat, options, callbacks, None, execute)
+    finally:
+        if own is not None:
+            own.close()
