@@ -901,3 +901,23 @@ fn disconnection(panic: &str) -> Option<String> {
     (panic.contains("MergeQueue poisoned") || panic.starts_with("timely communication error"))
         .then(|| "the connection to another process broke (did it die?)".to_string())
 }
+
+/// Keeps the panics of timely's threads (and of its teardown of
+/// connections) off standard error: they panic when a connection breaks,
+/// and a run reports that as an error of its own ([`Error::Lost`],
+/// [`Error::Disconnected`]). Other panics are printed as before. Call it
+/// once, early, in a process that runs across processes.
+pub fn quiet_timely_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let timely_thread = std::thread::current()
+            .name()
+            .is_some_and(|name| name.starts_with("timely:"));
+        let in_timely = info
+            .location()
+            .is_some_and(|at| at.file().contains("timely_communication"));
+        if !(timely_thread || in_timely) {
+            default(info);
+        }
+    }));
+}

@@ -403,6 +403,8 @@ impl WorkerRun {
         heartbeat_timeout: f64,
     ) -> PyResult<WorkerRun> {
         let py = plan.py();
+        static QUIET: std::sync::Once = std::sync::Once::new();
+        QUIET.call_once(graph_distributed::quiet_timely_panics);
         let item = |name: &str| -> PyResult<Bound<'_, PyAny>> {
             plan.get_item(name)?
                 .ok_or_else(|| PyValueError::new_err(format!("the plan has no {name:?}")))
@@ -495,7 +497,6 @@ impl WorkerRun {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (job, attempt, lost) = {
             let mut state = lock(&self.state);
-            state.lost = CancelHandle::new();
             (state.job.clone(), state.attempt.take(), state.lost.clone())
         };
         let processes = addresses.len();
@@ -589,6 +590,7 @@ impl WorkerRun {
         .map_err(|err| PyRuntimeError::new_err(err.to_string()))?;
         state.job = next.job;
         state.attempt = Some(next.attempt);
+        state.lost = CancelHandle::new();
         Ok(())
     }
 
@@ -604,7 +606,7 @@ impl WorkerRun {
     }
 
     /// Says that another process of the current attempt was lost: a run
-    /// still connecting to it stops and reports.
+    /// still connecting to it (or yet to start) stops and reports.
     fn lost(&self) {
         lock(&self.state).lost.cancel();
     }
@@ -620,10 +622,17 @@ impl WorkerRun {
                     let _ = err.value(py).setattr("taskgraph_node", node.as_u32());
                     return err;
                 }
-                let node = key.to_string();
-                let err = PyRuntimeError::new_err(format!("task {node} failed: {message}"));
-                if let Ok(node) = node.parse::<u32>() {
-                    let _ = err.value(py).setattr("taskgraph_node", node);
+                let node = self.graph.node_id(&key);
+                let name = node.map_or_else(
+                    || key.to_string(),
+                    |node| {
+                        let key = self.tasks.keys.keys[node.index()].bind(py);
+                        key.repr().map_or_else(|_| key.to_string(), |r| r.to_string())
+                    },
+                );
+                let err = PyRuntimeError::new_err(format!("task {name} failed: {message}"));
+                if let Some(node) = node {
+                    let _ = err.value(py).setattr("taskgraph_node", node.as_u32());
                     let _ = err.value(py).setattr("taskgraph_elsewhere", true);
                 }
                 err

@@ -209,10 +209,23 @@ class Processes:
 
     # --- a run ---------------------------------------------------------
 
-    def run(self, dsk, keys, *, strategy="auto", sizes=None, layers=(), memory_limit=None, retries=2, on_finished=None):
+    def run(
+        self,
+        dsk,
+        keys,
+        *,
+        strategy="auto",
+        sizes=None,
+        layers=(),
+        memory_limit=None,
+        retries=2,
+        initializer=None,
+        on_finished=None,
+    ):
         """Runs the flat list ``keys`` of ``dsk`` on the workers and returns
-        their results in order; ``on_finished(nodes, keys)`` hears the tasks
-        as they finish."""
+        their results in order; ``on_finished(keys)`` hears the tasks as
+        they finish, each after its dependencies; ``initializer()`` runs in
+        every worker process before the tasks."""
         import cloudpickle
 
         with self._lock:
@@ -224,7 +237,18 @@ class Processes:
                 frame = _wire.Frame(plan, dumps=cloudpickle.dumps)
             except Exception as err:
                 raise _unpicklable(plan, err) from err
-            options = {"memory_limit": memory_limit, "heartbeat_timeout": self._heartbeat_timeout}
+            # The workers import what the tasks name from where the caller
+            # does.
+            options = {
+                "memory_limit": memory_limit,
+                "heartbeat_timeout": self._heartbeat_timeout,
+                "path": list(sys.path),
+            }
+            if initializer is not None:
+                try:
+                    options["initializer"] = cloudpickle.dumps(initializer)
+                except Exception as err:
+                    raise TypeError(f"the initializer cannot be pickled to go to the worker processes: {err}") from err
             call = _Call(self, workers, plan, frame, options, retries, on_finished)
             return call.run()
 
@@ -267,6 +291,46 @@ def _end(worker):
     proc.stdout.close()
 
 
+class _InOrder:
+    """The tasks heard to have run, each given out only after its
+    dependencies: workers report on their own, so a task may be heard of
+    before an input that another worker made."""
+
+    def __init__(self, plan):
+        from array import array
+
+        offsets, targets = array("I"), array("I")
+        offsets.frombytes(plan["offsets"])
+        targets.frombytes(plan["targets"])
+        self.offsets, self.targets = offsets, targets
+        self.done = bytearray(len(offsets) - 1)
+        self.heard = bytearray(len(offsets) - 1)
+        self.waiting = {}
+
+    def add(self, nodes):
+        out = []
+        for node in nodes:
+            self.heard[node] = 1
+            self._release(node, out)
+        return out
+
+    def _release(self, node, out):
+        stack = [node]
+        while stack:
+            node = stack.pop()
+            if self.done[node] or not self.heard[node]:
+                continue
+            missing = next(
+                (d for d in self.targets[self.offsets[node] : self.offsets[node + 1]] if not self.done[d]), None
+            )
+            if missing is not None:
+                self.waiting.setdefault(missing, []).append(node)
+                continue
+            self.done[node] = 1
+            out.append(node)
+            stack.extend(self.waiting.pop(node, ()))
+
+
 class _Call:
     """One call's run on a pool's workers, attempt after attempt."""
 
@@ -289,6 +353,7 @@ class _Call:
         self.outputs = None
         self.failure = None
         self.interrupted = False
+        self.in_order = None
 
     def run(self):
         start = time.perf_counter()
@@ -342,8 +407,10 @@ class _Call:
         if kind == "progress":
             self.ran[id(worker)].extend(message[1])
             if self.on_finished is not None:
+                if self.in_order is None:
+                    self.in_order = _InOrder(self.plan)
                 keys = self.plan["keys"]
-                self.on_finished([keys[node] for node in message[1]])
+                self.on_finished([keys[node] for node in self.in_order.add(message[1])])
         elif kind == "done":
             if message[1] is not None:
                 self.outputs = message[1]
@@ -478,7 +545,7 @@ class _Call:
                 pass
 
 
-def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks):
+def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks, initializer):
     """``taskgraph.dask.get`` on worker processes: ``processes`` an int (a
     pool for the call) or a pool, ``hosts`` a hostfile (a pool of its
     workers for the call)."""
@@ -500,7 +567,7 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
     else:
         raise TypeError(f"processes must be a number of worker processes or a taskgraph.dask.Processes, not {processes!r}")
     try:
-        options = {"strategy": strategy, "sizes": sizes, "layers": layers}
+        options = {"strategy": strategy, "sizes": sizes, "layers": layers, "initializer": initializer}
         with local_callbacks(callbacks) as callbacks:
             if not callbacks:
                 return pool.run(dsk, flat, memory_limit=memory_limit, retries=retries, **options)

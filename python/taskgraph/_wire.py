@@ -35,8 +35,15 @@ class Frame:
 
 
 def send(conn, obj):
-    """Sends ``obj``; returns the bytes sent."""
-    return Frame(obj).send(conn)
+    """Sends ``obj``, pickled with cloudpickle where plain pickle cannot (a
+    lambda among the results); returns the bytes sent."""
+    try:
+        frame = Frame(obj)
+    except Exception:
+        import cloudpickle
+
+        frame = Frame(obj, dumps=cloudpickle.dumps)
+    return frame.send(conn)
 
 
 def recv(conn):

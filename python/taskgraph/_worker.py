@@ -54,7 +54,14 @@ def main(argv):
             address, once = hosts[args.process], False
     except (OSError, ValueError) as err:
         sys.exit(f"taskgraph worker: {err}")
-    serve(address, secret, once)
+    try:
+        serve(address, secret, once)
+    finally:
+        # Not through the interpreter's shutdown, which its daemon threads
+        # (reading the pipe and the caller) would trip.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 # How long a connection has to prove it knows the secret.
@@ -138,6 +145,10 @@ class Caller:
         self.run = None
         # Whether a run waits to hear how it goes on after a loss.
         self.waiting = False
+        # A loss heard before the run was made, and the lock it shares
+        # with self.run.
+        self.lost_early = False
+        self.run_lock = threading.Lock()
 
     def send(self, message):
         with self.send_lock:
@@ -166,9 +177,15 @@ class Caller:
                     if self.waiting:
                         self.inbox.put(("end",))
                 elif kind == "lost":
-                    if self.run is not None:
-                        self.run.lost()
+                    with self.run_lock:
+                        if self.run is not None:
+                            self.run.lost()
+                        else:
+                            self.lost_early = True
                 elif kind == "run":
+                    with self.run_lock:
+                        self.lost_early = False
+                    _follow_path(message[3].get("path", ()))
                     try:
                         plan, _ = _wire.recv(self.conn)
                     except Exception as err:
@@ -191,8 +208,18 @@ class Caller:
         from taskgraph import _native
 
         if isinstance(plan, BaseException):
-            self.send(("error", f"the graph could not be read in worker process {os.getpid()}: {plan!r}"))
+            # The graph does not unpickle here (a task's argument raises in
+            # __setstate__, a module the caller has and this process lacks):
+            # the caller raises that error itself.
+            self.send(_failure(plan))
             return
+        initializer = options.get("initializer")
+        if initializer is not None:
+            try:
+                pickle.loads(initializer)()
+            except BaseException as exc:
+                self.send(_failure(exc))
+                return
         sizeof = None
         if options.get("memory_limit") is not None:
             from dask.sizeof import sizeof
@@ -208,7 +235,10 @@ class Caller:
             self.send(("error", f"worker process {os.getpid()}: {err!r}"))
             return
         del plan
-        self.run = run
+        with self.run_lock:
+            self.run = run
+            if self.lost_early:
+                run.lost()
         done = threading.Event()
         reporter = threading.Thread(target=self._report_progress, args=(run, done), daemon=True)
         reporter.start()
@@ -226,7 +256,13 @@ class Caller:
                     return
                 if result[0] == "done":
                     self._flush(run, done, reporter)
-                    self.send(("done", result[1], _wire.free_address(self.host)))
+                    try:
+                        self.send(("done", result[1], _wire.free_address(self.host)))
+                    except OSError:
+                        raise
+                    except Exception as exc:
+                        problem = TypeError(f"a requested result cannot be pickled to go back to the caller: {exc}")
+                        self.send(_failure(problem))
                     return
                 _, finished, held, why = result
                 self.waiting = True
@@ -265,14 +301,25 @@ class Caller:
             self.send(("progress", nodes))
 
 
+def _follow_path(path):
+    """Adds the caller's import path to this process's, after its own."""
+    for entry in path:
+        if entry not in sys.path:
+            sys.path.append(entry)
+
+
 def _failure(exc):
     """The message for a run that raised ``exc``: the task's own exception
     (pickled, or a stand-in where it cannot be) and its traceback as text."""
     node = getattr(exc, "taskgraph_node", None)
     elsewhere = getattr(exc, "taskgraph_elsewhere", False)
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    import cloudpickle
+
     try:
-        pickled = pickle.dumps(exc)
+        # By value where its class is the caller's own (defined in its
+        # __main__): cloudpickle gives the caller back that very class.
+        pickled = cloudpickle.dumps(exc)
         pickle.loads(pickled)
     except Exception:
         pickled = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))

@@ -350,6 +350,8 @@ def get(
       (``pretask`` then ``posttask``, whose result is None: it stayed in
       the worker); a lost worker process is recovered from the results the
       others hold, up to ``retries`` losses, and the pool replaces it.
+      ``initializer`` (or dask.config ``multiprocessing.initializer``) is
+      called in every worker process before the call's tasks run.
       ``cache`` and ``rerun_exceptions_locally`` do not apply.
 
     A task's exception is raised as itself, its frames in the traceback.
@@ -398,8 +400,9 @@ def get(
     if processes is not None or hosts is not None:
         from taskgraph._processes import on_processes
 
+        initializer = kwargs.get("initializer") or config.get("multiprocessing.initializer", None)
         values = on_processes(
-            dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks
+            dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks, initializer
         )
         return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
     submit, workers = _pool_submit(pool, num_workers)

@@ -34,7 +34,7 @@ pub(crate) const SECRET_VARIABLE: &str = "TASKGRAPH_SECRET";
 /// with exit status 130. With `--allow-shrink`, a lost process is left
 /// behind: the survivors regroup and go on.
 pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Result<()> {
-    quiet_timely_panics();
+    graph_distributed::quiet_timely_panics();
     let cancel = CancelHandle::new();
     {
         let cancel = cancel.clone();
@@ -502,22 +502,4 @@ impl LostSignals {
 /// What an interrupted process of a run across processes says.
 fn interrupted() -> String {
     format!("error: {}", Error::Interrupted)
-}
-
-/// timely's threads (and its teardown of connections) panic when a
-/// connection breaks; the run reports that as an error, so their panic
-/// messages are not printed.
-fn quiet_timely_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let timely_thread = std::thread::current()
-            .name()
-            .is_some_and(|name| name.starts_with("timely:"));
-        let in_timely = info
-            .location()
-            .is_some_and(|at| at.file().contains("timely_communication"));
-        if !(timely_thread || in_timely) {
-            default(info);
-        }
-    }));
 }
