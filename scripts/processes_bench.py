@@ -10,13 +10,16 @@ Graphs (pure-Python tasks hold the GIL; ``--scale`` multiplies their work):
   chains    8 chains of 12 tasks of ~10 ms each, passing a list along
   shuffle   16 producers of a list of 2,000 ints (~10 ms each), each read by
             all of 16 consumers (~10 ms each), then summed
-  numpy     x (4000, 4000) float64 random in 16 chunks of 8 MB;
+  numpy     x (4000, 4000) float64 random in 16 chunks of 8 MB (a new seed
+            each run, so that no cluster keeps the last run's chunks);
             (x + x.T).sum(): half the chunks' transposes cross processes
   trivial   a tree of 10^4 adds of ints (5,000 leaves): the overhead per task
 
 For each: the median wall time of ``--repeat`` runs, and the bytes that
 passed through the caller: taskgraph's as its pool counts them (the graph
-sent, the results and progress received), dask.multiprocessing's as the
+sent, the results and progress received), dask.multiprocessing's (called
+as users call it, with a pool of its own per call, and given one warm
+pool for every call) as the
 pickles the caller made and read (every task out, every result back),
 counted by the func_dumps / func_loads dask takes. LocalCluster's are not
 counted ("-").
@@ -27,13 +30,14 @@ Run it in a venv with taskgraph (pip install ./python), dask, distributed.
 """
 
 import argparse
+import itertools
 import json
 import statistics
 import subprocess
 import sys
 import time
 
-SYSTEMS = ["taskgraph-processes", "taskgraph-threads", "dask-multiprocessing", "localcluster"]
+SYSTEMS = ["taskgraph-processes", "taskgraph-threads", "dask-multiprocessing", "dask-mp-warm", "localcluster"]
 GRAPHS = ["tree", "chains", "shuffle", "numpy", "trivial"]
 
 
@@ -77,17 +81,18 @@ def loops_for(ms):
 
 
 def build(name, scale):
-    """(graph, key) for workload ``name``."""
+    """(graph, key) for workload ``name``, its keys new on every call."""
+    tag = next(_calls)
     if name == "tree":
         n = loops_for(20 * scale)
-        dsk = {("leaf", i): (work, i, n) for i in range(96)}
-        names = [("leaf", i) for i in range(96)]
+        dsk = {("leaf", tag, i): (work, i, n) for i in range(96)}
+        names = [("leaf", tag, i) for i in range(96)]
         level = 0
         while len(names) > 1:
             level += 1
             new = []
             for j in range(0, len(names), 2):
-                key = ("sum", level, j // 2)
+                key = ("sum", tag, level, j // 2)
                 dsk[key] = (pair, names[j], names[j + 1]) if j + 1 < len(names) else (pair, names[j], 0)
                 new.append(key)
             names = new
@@ -96,42 +101,44 @@ def build(name, scale):
         n = loops_for(10 * scale)
         dsk = {}
         for c in range(8):
-            dsk[("c", c, 0)] = (list, range(100))
+            dsk[("c", tag, c, 0)] = (list, range(100))
             for i in range(1, 12):
-                dsk[("c", c, i)] = (step, ("c", c, i - 1), n)
-        dsk["total"] = (total, *[(len, ("c", c, 11)) for c in range(8)])
-        return dsk, "total"
+                dsk[("c", tag, c, i)] = (step, ("c", tag, c, i - 1), n)
+        dsk[("total", tag)] = (total, *[(len, ("c", tag, c, 11)) for c in range(8)])
+        return dsk, ("total", tag)
     if name == "shuffle":
         n = loops_for(10 * scale)
-        dsk = {("p", i): (produce, i, n) for i in range(16)}
+        dsk = {("p", tag, i): (produce, i, n) for i in range(16)}
         for j in range(16):
-            dsk[("q", j)] = (consume, j, n, *[("p", i) for i in range(16)])
-        dsk["total"] = (total, *[("q", j) for j in range(16)])
-        return dsk, "total"
+            dsk[("q", tag, j)] = (consume, j, n, *[("p", tag, i) for i in range(16)])
+        dsk[("total", tag)] = (total, *[("q", tag, j) for j in range(16)])
+        return dsk, ("total", tag)
     if name == "numpy":
         import dask
         import dask.array as da
 
-        x = da.random.RandomState(0).random((4000, 4000), chunks=(1000, 1000))
+        x = da.random.RandomState(tag).random((4000, 4000), chunks=(1000, 1000))
         from dask.core import flatten
 
         (y,) = dask.optimize((x + x.T).sum())
         return dict(y.__dask_graph__()), next(iter(flatten(y.__dask_keys__())))
     if name == "trivial":
-        dsk = {("leaf", i): (pair, i, 1) for i in range(5000)}
-        names = [("leaf", i) for i in range(5000)]
+        dsk = {("leaf", tag, i): (pair, i, 1) for i in range(5000)}
+        names = [("leaf", tag, i) for i in range(5000)]
         level = 0
         while len(names) > 1:
             level += 1
             new = []
             for j in range(0, len(names), 2):
-                key = ("t", level, j // 2)
+                key = ("t", tag, level, j // 2)
                 dsk[key] = (pair, names[j], names[j + 1]) if j + 1 < len(names) else (pair, names[j], 0)
                 new.append(key)
             names = new
         return dsk, names[0]
     raise ValueError(name)
 
+
+_calls = itertools.count()
 
 # The bytes dask.multiprocessing's caller pickled and unpickled (in the
 # workers, the same functions count into their own copy).
@@ -174,11 +181,13 @@ def measure(system, graphs, scale, repeat):
             return taskgraph.dask.get(dsk, key, num_workers=2), 0
 
         close = lambda: None  # noqa: E731
-    elif system == "dask-multiprocessing":
+    elif system in ("dask-multiprocessing", "dask-mp-warm"):
         import dask.multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        executor = ProcessPoolExecutor(2)
+        # As users call it (a pool of its own per call), or given one pool
+        # for every call.
+        executor = ProcessPoolExecutor(2) if system == "dask-mp-warm" else None
 
         def run(dsk, key):
             _counted[0] = 0
@@ -187,7 +196,7 @@ def measure(system, graphs, scale, repeat):
             )
             return value, _counted[0]
 
-        close = executor.shutdown
+        close = executor.shutdown if executor is not None else (lambda: None)
     elif system == "localcluster":
         from distributed import Client, LocalCluster
 
@@ -208,6 +217,9 @@ def measure(system, graphs, scale, repeat):
             value, _ = run(dsk, key)  # warm
             times = []
             for _ in range(repeat):
+                # A graph of new keys each time: a cluster may still hold the
+                # last run's results.
+                dsk, key = build(name, scale)
                 start = time.perf_counter()
                 value, through = run(dsk, key)
                 times.append(time.perf_counter() - start)
@@ -246,8 +258,8 @@ def main():
         if done.returncode != 0:
             sys.exit(f"{system} failed:\n{done.stderr}")
         results[system] = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"| graph | tasks | {' | '.join(SYSTEMS)} | processes / threads | / dask.multiprocessing | / LocalCluster |")
-    print("|---|---:|" + "---:|" * (len(SYSTEMS) + 3))
+    print(f"| graph | tasks | {' | '.join(SYSTEMS)} | {' | '.join('processes / ' + s for s in SYSTEMS[1:])} |")
+    print("|---|---:|" + "---:|" * (2 * len(SYSTEMS) - 1))
     for name in graphs:
         row = [results[s][name] for s in SYSTEMS]
         values = {r["value"] for r in row}

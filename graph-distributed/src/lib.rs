@@ -72,8 +72,8 @@ pub use recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recov
 pub use recovery::{Holdings, Recovery, plan_recovery};
 pub use regroup::{Regrouped, regroup};
 pub use run::{
-    Attempt, Leftovers, MakeRunner, Outcome, RunnerError, Stopped, WorkerStats, quiet_timely_panics,
-    run, run_attempt, run_keeping,
+    Attempt, Leftovers, MakeRunner, Outcome, RunnerError, Stopped, WorkerStats,
+    quiet_timely_panics, run, run_attempt, run_keeping,
 };
 pub use runner::Runner;
 

@@ -483,8 +483,10 @@ impl WorkerRun {
 
     /// Runs this process's share as process `process` of the processes
     /// listening at `addresses`, the GIL released meanwhile. Returns
-    /// `("done", outputs)`, with the outputs (a list of `(node, value)`) at
-    /// process 0 and None elsewhere, or `("lost", finished, held)` when
+    /// `("done", outputs, stats)`, at process 0 with the outputs (a list of
+    /// `(node, value)`) and the run's figures (a dict: `tasks_run`, and
+    /// over the processes the largest `peak_held` and `peak_bytes`, the
+    /// sum of `spilled_bytes` and `values_sent`), elsewhere with None; or `("lost", finished, held)` when
     /// another process was lost: the tasks this one ran and the results it
     /// holds, by node, for the caller to plan the next attempt. Raises a
     /// task's own exception (with its node as `taskgraph_node`), or
@@ -519,20 +521,26 @@ impl WorkerRun {
         lock(&self.state).cluster = Some(cluster);
         match result {
             Ok(outcome) => {
-                let values = match outcome {
+                let (values, stats) = match outcome {
                     Some(outcome) => {
+                        let stats = PyDict::new(py);
+                        let workers = &outcome.workers;
+                        stats.set_item("tasks_run", outcome.tasks_run())?;
+                        stats.set_item("peak_held", workers.iter().map(|w| w.peak_held).max())?;
+                        stats.set_item("peak_bytes", workers.iter().map(|w| w.peak_bytes).max())?;
+                        let spilled: u64 = workers.iter().map(|w| w.spilled_bytes).sum();
+                        stats.set_item("spilled_bytes", spilled)?;
+                        stats.set_item("values_sent", outcome.values_sent())?;
                         let list = PyList::empty(py);
                         for (node, value) in outcome.values {
                             list.append((node.as_u32(), value.object(py)?))?;
                         }
-                        list.into_any()
+                        (list.into_any(), stats.into_any())
                     }
-                    None => py.None().into_bound(py),
+                    None => (py.None().into_bound(py), py.None().into_bound(py)),
                 };
-                PyTuple::new(
-                    py,
-                    [pyo3::types::PyString::new(py, "done").into_any(), values],
-                )
+                let done = pyo3::types::PyString::new(py, "done").into_any();
+                PyTuple::new(py, [done, values, stats])
             }
             Err(Stopped {
                 error,
@@ -627,7 +635,8 @@ impl WorkerRun {
                     || key.to_string(),
                     |node| {
                         let key = self.tasks.keys.keys[node.index()].bind(py);
-                        key.repr().map_or_else(|_| key.to_string(), |r| r.to_string())
+                        key.repr()
+                            .map_or_else(|_| key.to_string(), |r| r.to_string())
                     },
                 );
                 let err = PyRuntimeError::new_err(format!("task {name} failed: {message}"));

@@ -64,7 +64,11 @@ class Processes:
 
     ``last_run`` tells what the last call moved through the caller:
     ``bytes_sent`` (the graph, to every worker), ``bytes_received`` (the
-    results and the progress reports), ``attempts`` and ``lost``.
+    results and the progress reports), ``attempts`` and ``lost`` (the
+    process ids of the workers lost), and what it ran: ``tasks_run``,
+    ``values_sent`` (results sent from worker to worker), and over the
+    workers the largest ``peak_held`` and ``peak_bytes`` and the sum of
+    ``spilled_bytes``.
 
     >>> from operator import add
     >>> import taskgraph.dask
@@ -167,6 +171,7 @@ class Processes:
 
         try:
             conn = Client(address, authkey=self._secret)
+            _wire.no_delay(conn)
             (kind, data_address, pid), _ = _wire.recv(conn)
         except Exception as err:
             raise RuntimeError(f"could not reach {name}: {err}") from err
@@ -220,6 +225,7 @@ class Processes:
         memory_limit=None,
         retries=2,
         initializer=None,
+        measure=False,
         on_finished=None,
     ):
         """Runs the flat list ``keys`` of ``dsk`` on the workers and returns
@@ -229,6 +235,7 @@ class Processes:
         import cloudpickle
 
         with self._lock:
+            self.last_run = None
             workers = self._alive()
             plan = _native.plan_processes(
                 dsk, keys, processes=len(workers), strategy=strategy, sizes=sizes, layers=list(layers)
@@ -243,6 +250,8 @@ class Processes:
                 "memory_limit": memory_limit,
                 "heartbeat_timeout": self._heartbeat_timeout,
                 "path": list(sys.path),
+                # Results measured with dask.sizeof (else by their pickles).
+                "measure": measure or memory_limit is not None,
             }
             if initializer is not None:
                 try:
@@ -354,6 +363,7 @@ class _Call:
         self.failure = None
         self.interrupted = False
         self.in_order = None
+        self.stats = {}
 
     def run(self):
         start = time.perf_counter()
@@ -377,6 +387,7 @@ class _Call:
                 "attempts": self.attempts,
                 "lost": list(self.lost),
                 "seconds": time.perf_counter() - start,
+                **(self.stats or {}),
             }
         if self.failure is not None:
             raise self.failure
@@ -414,6 +425,7 @@ class _Call:
         elif kind == "done":
             if message[1] is not None:
                 self.outputs = message[1]
+                self.stats = message[3]
             worker.address = message[2]
             self.state[id(worker)] = "done"
         elif kind == "lost":
@@ -551,7 +563,7 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
     workers for the call)."""
     from dask.callbacks import local_callbacks
 
-    from taskgraph.dask import _run_with_callbacks
+    from taskgraph.dask import _recorders, _run_with_callbacks
 
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"retries must be a number of losses, 0 or more, not {retries!r}")
@@ -566,11 +578,21 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
         pool = own = Processes(processes)
     else:
         raise TypeError(f"processes must be a number of worker processes or a taskgraph.dask.Processes, not {processes!r}")
+    recorders = _recorders.get()
     try:
-        options = {"strategy": strategy, "sizes": sizes, "layers": layers, "initializer": initializer}
+        options = {
+            "strategy": strategy,
+            "sizes": sizes,
+            "layers": layers,
+            "initializer": initializer,
+            "measure": bool(recorders),
+        }
         with local_callbacks(callbacks) as callbacks:
             if not callbacks:
-                return pool.run(dsk, flat, memory_limit=memory_limit, retries=retries, **options)
+                try:
+                    return pool.run(dsk, flat, memory_limit=memory_limit, retries=retries, **options)
+                finally:
+                    _record(recorders, pool.last_run)
 
             def execute(pretask, posttask):
                 def on_finished(keys):
@@ -582,7 +604,28 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
                     dsk, flat, memory_limit=memory_limit, retries=retries, on_finished=on_finished, **options
                 )
 
-            return _run_with_callbacks(dsk, flat, options, callbacks, None, execute)
+            try:
+                return _run_with_callbacks(dsk, flat, options, callbacks, None, execute)
+            finally:
+                _record(recorders, pool.last_run)
     finally:
         if own is not None:
             own.close()
+
+
+class _Figures:
+    """A run's figures as RunStats reads them."""
+
+    def __init__(self, last_run):
+        self.peak_bytes = last_run.get("peak_bytes") or 0
+        self.spilled_bytes = last_run.get("spilled_bytes") or 0
+        self.peak_held = last_run.get("peak_held") or 0
+        self.tasks_run = last_run.get("tasks_run") or 0
+
+
+def _record(recorders, last_run):
+    """Tells each RunStats block what the run held and ran."""
+    if last_run is None:
+        return
+    for recorder in recorders:
+        recorder._record(_Figures(last_run))

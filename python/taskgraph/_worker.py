@@ -110,6 +110,7 @@ def _authenticate(conn, secret, callers):
         return
     finally:
         timer.cancel()
+    _wire.no_delay(conn)
     callers.put(conn)
 
 
@@ -221,7 +222,7 @@ class Caller:
                 self.send(_failure(exc))
                 return
         sizeof = None
-        if options.get("memory_limit") is not None:
+        if options.get("measure"):
             from dask.sizeof import sizeof
         try:
             run = _native.WorkerRun(
@@ -257,7 +258,7 @@ class Caller:
                 if result[0] == "done":
                     self._flush(run, done, reporter)
                     try:
-                        self.send(("done", result[1], _wire.free_address(self.host)))
+                        self.send(("done", result[1], _wire.free_address(self.host), result[2]))
                     except OSError:
                         raise
                     except Exception as exc:

@@ -6,11 +6,12 @@ import pytest
 
 import taskgraph
 import taskgraph.dask
+import taskgraph._processes
 import taskgraph._sizes
 import taskgraph.graph
 
 
-@pytest.mark.parametrize("module", [taskgraph, taskgraph.dask, taskgraph.graph, taskgraph._sizes], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [taskgraph, taskgraph.dask, taskgraph.graph, taskgraph._sizes, taskgraph._processes], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     try:
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

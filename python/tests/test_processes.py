@@ -220,10 +220,21 @@ def test_progress_bar(pool, capsys):
 def test_memory_limit_per_process(pool):
     x = da.ones((4000, 4000), chunks=(250, 4000)) * 2
     assert x.sum().compute(scheduler="taskgraph", processes=pool, memory_limit="40MB") == 32_000_000
+    # Every chunk (8 MB) is read by its mirror's sum: 128 MB held at best
+    # without a limit; each process keeps to 40 MB, spilling the rest.
     y = x[::-1] + x
-    np.testing.assert_array_equal(
-        y.sum(axis=0).compute(scheduler="taskgraph", processes=pool, memory_limit="40MB"), np.full(4000, 16000.0)
-    )
+    with taskgraph.dask.RunStats() as stats:
+        np.testing.assert_array_equal(
+            y.sum(axis=0).compute(scheduler="taskgraph", processes=pool, memory_limit="40MB"), np.full(4000, 16000.0)
+        )
+    assert stats.tasks_run == pool.last_run["tasks_run"] > 32
+    assert 0 < stats.peak_bytes <= 40_000_000
+
+
+def test_run_stats_on_processes(pool):
+    with taskgraph.dask.RunStats() as stats:
+        assert get({"a": 1, "b": (add, "a", 1), "c": (add, "b", "a")}, "c", processes=pool) == 3
+    assert stats.tasks_run == 3 and stats.peak_held >= 1
 
 
 # --- lost workers ------------------------------------------------------------------
