@@ -13,6 +13,7 @@
 //! report what they ran and hold and run the next attempt the caller tells
 //! them ([`WorkerRun::recover`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -114,16 +115,20 @@ fn read_u32s(bytes: &[u8], what: &str) -> PyResult<Vec<u32>> {
 }
 
 /// A task's result as it travels between processes: the object, and its
-/// pickle (protocol 5, with its out-of-band buffers) once made. A result
-/// that leaves its process is pickled as its task ends, on the worker that
-/// ran it; one that arrives is unpickled when a task first reads it. Clones
-/// share both.
+/// pickle (protocol 5, with its out-of-band buffers) while it has yet to
+/// go somewhere. A result that leaves its process is pickled as its task
+/// ends, on the worker that ran it, and its pickle is let go once it has
+/// gone to every process that reads it; one that arrives is unpickled when
+/// a task first reads it, and its pickle let go then. So a result is held
+/// once, not twice. Clones share both.
 #[derive(Clone)]
 pub(crate) struct PyValue(Arc<Held>);
 
 struct Held {
     object: OnceLock<Py<PyAny>>,
-    pickled: OnceLock<Pickled>,
+    pickled: Mutex<Option<Arc<Pickled>>>,
+    /// How many more times the pickle is to be sent.
+    sends: AtomicUsize,
 }
 
 /// A pickle and its out-of-band buffers.
@@ -142,24 +147,27 @@ impl PyValue {
     fn new(object: Py<PyAny>) -> PyValue {
         let held = Held {
             object: OnceLock::new(),
-            pickled: OnceLock::new(),
+            pickled: Mutex::new(None),
+            sends: AtomicUsize::new(0),
         };
         let _ = held.object.set(object);
         PyValue(Arc::new(held))
     }
 
-    /// The object, unpickled on first use.
+    /// The object, unpickled on first use (its pickle let go then).
     fn object<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         if let Some(object) = self.0.object.get() {
             return Ok(object.bind(py).clone());
         }
-        let pickled = self
-            .0
-            .pickled
-            .get()
+        let mut pickled = lock(&self.0.pickled);
+        if let Some(object) = self.0.object.get() {
+            return Ok(object.bind(py).clone());
+        }
+        let held = pickled
+            .as_ref()
             .expect("a value holds its object or its pickle");
         let buffers = PyList::empty(py);
-        for buffer in &pickled.buffers {
+        for buffer in &held.buffers {
             buffers.append(PyByteArray::new(py, buffer))?;
         }
         let kwargs = PyDict::new(py);
@@ -167,19 +175,41 @@ impl PyValue {
         let object = py
             .import(intern!(py, "pickle"))?
             .getattr(intern!(py, "loads"))?
-            .call((PyBytes::new(py, &pickled.data),), Some(&kwargs))?;
+            .call((PyBytes::new(py, &held.data),), Some(&kwargs))?;
         let _ = self.0.object.set(object.clone().unbind());
+        *pickled = None;
         Ok(object)
     }
 
-    /// Pickles the object, if not done yet.
-    fn pickle(&self, py: Python<'_>) -> PyResult<&Pickled> {
-        if let Some(pickled) = self.0.pickled.get() {
-            return Ok(pickled);
-        }
+    /// Pickles the object, to be sent `sends` times.
+    fn pickle_for(&self, py: Python<'_>, sends: usize) -> PyResult<()> {
         let object = self.object(py)?;
-        let pickled = pickle(&object)?;
-        Ok(self.0.pickled.get_or_init(|| pickled))
+        let made = pickle(&object)?;
+        *lock(&self.0.pickled) = Some(Arc::new(made));
+        self.0.sends.store(sends, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The pickle to send once: the one kept (let go after its last send),
+    /// else one made now and let go after.
+    fn pickle_to_send(&self) -> PyResult<Arc<Pickled>> {
+        let mut kept = lock(&self.0.pickled);
+        let pickled = match kept.as_ref() {
+            Some(pickled) => Arc::clone(pickled),
+            None => {
+                drop(kept);
+                let made = Python::attach(|py| pickle(&self.object(py)?))?;
+                return Ok(Arc::new(made));
+            }
+        };
+        let left = self.0.sends.load(Ordering::Relaxed).saturating_sub(1);
+        self.0.sends.store(left, Ordering::Relaxed);
+        // A received value's pickle stays until it is unpickled; a value of
+        // this process's lets its pickle go after the last send.
+        if left == 0 && self.0.object.get().is_some() {
+            *kept = None;
+        }
+        Ok(pickled)
     }
 }
 
@@ -243,11 +273,9 @@ impl<'de> Deserialize<'de> for ByteBuf {
 /// buffers.
 impl Serialize for PyValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.0.pickled.get().is_none() {
-            Python::attach(|py| self.pickle(py).map(|_| ()))
-                .map_err(|err| serde::ser::Error::custom(err.to_string()))?;
-        }
-        let pickled = self.0.pickled.get().expect("just pickled");
+        let pickled = self
+            .pickle_to_send()
+            .map_err(|err| serde::ser::Error::custom(err.to_string()))?;
         let mut seq = serializer.serialize_seq(Some(1 + pickled.buffers.len()))?;
         seq.serialize_element(&Bytes(&pickled.data))?;
         for buffer in &pickled.buffers {
@@ -273,12 +301,11 @@ impl<'de> Deserialize<'de> for PyValue {
                 while let Some(ByteBuf(buffer)) = seq.next_element()? {
                     buffers.push(buffer);
                 }
-                let held = Held {
+                Ok(PyValue(Arc::new(Held {
                     object: OnceLock::new(),
-                    pickled: OnceLock::new(),
-                };
-                let _ = held.pickled.set(Pickled { data, buffers });
-                Ok(PyValue(Arc::new(held)))
+                    pickled: Mutex::new(Some(Arc::new(Pickled { data, buffers }))),
+                    sends: AtomicUsize::new(0),
+                })))
             }
         }
         deserializer.deserialize_seq(Read)
@@ -291,9 +318,10 @@ struct Tasks {
     keys: TaskKeys,
     tasks: Vec<Py<PyAny>>,
     topology: Arc<Topology>,
-    /// Per node: whether its result leaves this process (a reader elsewhere,
-    /// or an output gathered at process 0); set per attempt.
-    leaves: Mutex<Vec<bool>>,
+    /// Per node: how many times its result leaves this process (once to
+    /// each other process that reads it, and once more for an output
+    /// gathered at process 0); set per attempt.
+    leaves: Mutex<Vec<u32>>,
     /// `dask.sizeof.sizeof`, under a memory limit.
     sizeof: Option<Py<PyAny>>,
     /// The first task of this process that raised, and its exception.
@@ -326,8 +354,11 @@ impl Runner for PyRunner {
                         .object(py)
                 })?;
                 let value = PyValue::new(object.unbind());
-                if lock(&tasks.leaves)[node.index()] {
-                    value.pickle(py).map_err(|err| cannot_pickle(py, err))?;
+                let sends = lock(&tasks.leaves)[node.index()];
+                if sends > 0 {
+                    value
+                        .pickle_for(py, sends as usize)
+                        .map_err(|err| cannot_pickle(py, err))?;
                 }
                 Ok(value)
             })();
@@ -350,7 +381,7 @@ impl Runner for PyRunner {
             })
             .unwrap_or(64);
         }
-        value.0.pickled.get().map_or(64, Pickled::len)
+        lock(&value.0.pickled).as_ref().map_or(64, |p| p.len())
     }
 }
 
@@ -663,22 +694,36 @@ fn runner_for(
     move |_, _| Ok(Box::new(PyRunner(Arc::clone(&tasks))))
 }
 
-/// Per node: whether its result leaves process `process` under `job`'s
-/// placement (one timely worker per process).
-fn leaving(topology: &Topology, job: &Job, process: usize) -> Vec<bool> {
+/// Per node: how many times its result leaves process `process` under
+/// `job`'s placement (one timely worker per process): once to each other
+/// process that reads it, and once more for an output, gathered at
+/// process 0.
+fn leaving(topology: &Topology, job: &Job, process: usize) -> Vec<u32> {
     let placement = job.placement();
-    let here = |node: NodeId| placement.get(node.index()).map(|&w| w as usize) == Some(process);
-    let mut leaves = vec![false; topology.node_count()];
+    let at = |node: NodeId| placement.get(node.index()).map(|&w| w as usize);
+    let mut leaves = vec![0; topology.node_count()];
+    let mut readers = Vec::new();
     for node in 0..topology.node_count() {
         let node = NodeId::new(node);
-        if here(node) {
-            leaves[node.index()] = topology.dependents(node).iter().any(|&d| !here(d));
+        if at(node) != Some(process) {
+            continue;
         }
+        readers.clear();
+        readers.extend(
+            topology
+                .dependents(node)
+                .iter()
+                .filter_map(|&d| at(d))
+                .filter(|&p| p != process),
+        );
+        readers.sort_unstable();
+        readers.dedup();
+        leaves[node.index()] = readers.len() as u32;
     }
     if process != 0 {
         for &output in job.outputs() {
-            if here(output) {
-                leaves[output.index()] = true;
+            if at(output) == Some(process) {
+                leaves[output.index()] += 1;
             }
         }
     }
