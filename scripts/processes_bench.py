@@ -71,13 +71,25 @@ def total(*xs):
     return sum(xs)
 
 
+# Iterations of ``work`` a millisecond, measured once by the parent (the
+# best of five) and given to every system's interpreter, so that all run
+# the same work.
+PER_MS = [None]
+
+
+def per_ms():
+    n = 200_000
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        work(0, n)
+        best = min(best, time.perf_counter() - start)
+    return n / (best * 1000)
+
+
 def loops_for(ms):
-    """Iterations of ``work`` that take about ``ms`` here."""
-    n = 100_000
-    start = time.perf_counter()
-    work(0, n)
-    per = (time.perf_counter() - start) / n
-    return max(1, int(ms / 1000 / per))
+    """Iterations of ``work`` that take about ``ms``."""
+    return max(1, int(ms * PER_MS[0]))
 
 
 def build(name, scale):
@@ -241,7 +253,9 @@ def main():
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--only", help="comma-separated graphs: " + ",".join(GRAPHS))
     parser.add_argument("--system", help=argparse.SUPPRESS)
+    parser.add_argument("--per-ms", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    PER_MS[0] = args.per_ms or per_ms()
     graphs = args.only.split(",") if args.only else GRAPHS
     if args.system:
         print(json.dumps(measure(args.system, graphs, args.scale, args.repeat)))
@@ -251,7 +265,7 @@ def main():
         print(f"measuring {system} ...", file=sys.stderr, flush=True)
         done = subprocess.run(
             [sys.executable, __file__, "--system", system, "--repeat", str(args.repeat), "--scale", str(args.scale),
-             "--only", ",".join(graphs)],
+             "--only", ",".join(graphs), "--per-ms", str(PER_MS[0])],
             capture_output=True,
             text=True,
         )

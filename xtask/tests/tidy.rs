@@ -41,6 +41,7 @@ const LAYERS: [(&str, &[&str]); 11] = [
             "graph-order",
             "graph-optimize",
             "graph-exec",
+            "graph-distributed",
             "graph-assign",
             "graph-viz",
         ],
