@@ -19,8 +19,18 @@ from taskgraph import _native, _wire
 
 __all__ = ["Processes"]
 
-# How long a new worker process has to start and say where it listens.
-START_TIMEOUT = 120.0
+# How often a call looks at workers that have gone quiet.
+_TICK = 0.25
+
+
+def _is_stopped(pid):
+    """Whether process ``pid`` is stopped (SIGSTOP, or a debugger's);
+    False where /proc does not tell."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
 
 
 class _RemoteTraceback(Exception):
@@ -364,6 +374,11 @@ class _Call:
         self.interrupted = False
         self.in_order = None
         self.stats = {}
+        # When the workers still running are taken for lost, once another
+        # has ended its attempt; and since when each local worker has been
+        # seen stopped.
+        self.silent_after = None
+        self.stopped_since = {}
 
     def run(self):
         start = time.perf_counter()
@@ -403,7 +418,19 @@ class _Call:
                 if self._ended():
                     return
                 continue
-            for conn in wait([w.conn for w in running]):
+            silent = self._silent(running)
+            if silent:
+                # Taken for lost: paused (SIGSTOP) past the heartbeat
+                # timeout, or still running long after the others ended
+                # their attempt. A local one is killed, so that it cannot
+                # come back into the run.
+                for worker in silent:
+                    if worker.proc is not None:
+                        worker.proc.kill()
+                    worker.conn.close()
+                    self._lose(worker)
+                continue
+            for conn in wait([w.conn for w in running], timeout=_TICK):
                 worker = next(w for w in running if w.conn is conn)
                 try:
                     message, nbytes = _wire.recv(conn)
@@ -412,6 +439,27 @@ class _Call:
                     continue
                 self.bytes_received += nbytes
                 self._hear(worker, message)
+
+    def _silent(self, running):
+        """The running workers to take for lost now."""
+        now = time.monotonic()
+        grace = self.pool._heartbeat_timeout + 2.0
+        # After a loss or a failure the others end their attempt too, within
+        # the heartbeat timeout; a worker that ended well says nothing of
+        # the others (process 0 may take long to send large results).
+        if self.silent_after is None and any(
+            self.state[id(w)] not in ("running", "done") for w in self.current
+        ):
+            self.silent_after = now + grace
+        if self.silent_after is not None and now >= self.silent_after:
+            return list(running)
+        silent = []
+        for worker in running:
+            if worker.proc is None or not _is_stopped(worker.pid):
+                self.stopped_since.pop(id(worker), None)
+            elif now - self.stopped_since.setdefault(id(worker), now) > self.pool._heartbeat_timeout:
+                silent.append(worker)
+        return silent
 
     def _hear(self, worker, message):
         kind = message[0]
@@ -506,6 +554,8 @@ class _Call:
         reports += [(i, list(self.ran[id(self.current[i])]), []) for i in lost]
         addresses = [w.address for _, w in survivors]
         self.attempts += 1
+        self.silent_after = None
+        self.stopped_since = {}
         self.current = [w for _, w in survivors]
         for process, (_, worker) in enumerate(survivors):
             self.state[id(worker)] = "running"

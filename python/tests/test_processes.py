@@ -278,6 +278,20 @@ def test_a_task_that_kills_its_interpreter_is_recovered():
             os.remove(flag)
 
 
+def test_a_paused_worker_is_taken_for_lost_and_the_run_goes_on():
+    with Processes(2, heartbeat_timeout=1.0) as pool:
+        paused = pool.pids[1]
+        threading.Timer(0.4, os.kill, (paused, signal.SIGSTOP)).start()
+        try:
+            assert get(sixty_slow_tasks(), "t", processes=pool) == sum(range(60))
+            assert pool.last_run["lost"] == [paused]
+            assert not wait_gone([paused])
+            assert get(sixty_slow_tasks(), "t", processes=pool) == sum(range(60))
+        finally:
+            if alive(paused):
+                os.kill(paused, signal.SIGKILL)
+
+
 def test_no_retries_ends_the_run_at_the_first_loss():
     with Processes(2) as pool:
         threading.Timer(0.4, os.kill, (pool.pids[1], signal.SIGKILL)).start()
