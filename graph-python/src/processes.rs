@@ -358,7 +358,7 @@ impl Runner for PyRunner {
                 if sends > 0 {
                     value
                         .pickle_for(py, sends as usize)
-                        .map_err(|err| cannot_pickle(py, err))?;
+                        .map_err(|err| cannot_pickle(task_key(py, &tasks.keys, node), err))?;
                 }
                 Ok(value)
             })();
@@ -385,13 +385,22 @@ impl Runner for PyRunner {
     }
 }
 
-/// The error for a result that cannot travel to another process.
-fn cannot_pickle(py: Python<'_>, err: PyErr) -> PyErr {
+/// The error for `key`'s result, which cannot travel to another process.
+fn cannot_pickle((py, key): (Python<'_>, String), err: PyErr) -> PyErr {
     let new = PyRuntimeError::new_err(format!(
-        "the result cannot be pickled to go to another process: {err}"
+        "the result of task {key} cannot be pickled to go to another process: {err}"
     ));
     new.set_cause(py, Some(err));
     new
+}
+
+/// `node`'s key as Python spells it (`repr`).
+fn task_key<'py>(py: Python<'py>, keys: &TaskKeys, node: NodeId) -> (Python<'py>, String) {
+    let key = keys.keys[node.index()].bind(py);
+    let text = key
+        .repr()
+        .map_or_else(|_| key.to_string(), |r| r.to_string());
+    (py, text)
 }
 
 /// One call's run in a worker process: built from the plan the caller

@@ -168,6 +168,15 @@ def test_a_result_that_cannot_come_back_names_the_problem(pool):
         get({"lock": (threading.Lock,)}, "lock", processes=pool)
 
 
+def test_an_intermediate_that_cannot_travel_names_its_task(pool):
+    # Four locks made on both workers, all read by one task: two must
+    # cross.
+    dsk = {("lock", i): (lambda i: threading.Lock(), i) for i in range(4)}
+    dsk["n"] = (lambda *locks: len(locks), *[("lock", i) for i in range(4)])
+    with pytest.raises(RuntimeError, match=r"the result of task \('lock', \d\) cannot be pickled"):
+        get(dsk, "n", processes=pool)
+
+
 def test_bad_arguments(pool):
     with pytest.raises(TypeError, match="processes must be"):
         get({"x": 1}, "x", processes="two")
