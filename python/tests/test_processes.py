@@ -249,6 +249,12 @@ def test_run_stats_on_processes(pool):
 # --- lost workers ------------------------------------------------------------------
 
 
+def warm(pool):
+    """A first call, so that a timer started next lands in the run that
+    follows (60 tasks of 50 ms on two workers: 1.5 s)."""
+    assert get({("s", i): (slow, i, 0.01) for i in range(4)} | {"t": (sum, [("s", i) for i in range(4)])}, "t", processes=pool) == 6
+
+
 def sixty_slow_tasks():
     dsk = {("s", i): (slow, i) for i in range(60)}
     dsk["t"] = (sum, [("s", i) for i in range(60)])
@@ -257,6 +263,7 @@ def sixty_slow_tasks():
 
 def test_a_killed_worker_is_recovered_and_replaced():
     with Processes(2) as pool:
+        warm(pool)
         pids = pool.pids
         threading.Timer(0.4, os.kill, (pids[1], signal.SIGKILL)).start()
         assert get(sixty_slow_tasks(), "t", processes=pool) == sum(range(60))
@@ -289,6 +296,7 @@ def test_a_task_that_kills_its_interpreter_is_recovered():
 
 def test_a_paused_worker_is_taken_for_lost_and_the_run_goes_on():
     with Processes(2, heartbeat_timeout=1.0) as pool:
+        warm(pool)
         paused = pool.pids[1]
         threading.Timer(0.4, os.kill, (paused, signal.SIGSTOP)).start()
         try:
@@ -303,6 +311,7 @@ def test_a_paused_worker_is_taken_for_lost_and_the_run_goes_on():
 
 def test_no_retries_ends_the_run_at_the_first_loss():
     with Processes(2) as pool:
+        warm(pool)
         threading.Timer(0.4, os.kill, (pool.pids[1], signal.SIGKILL)).start()
         with pytest.raises(RuntimeError, match="more losses than retries=0"):
             get(sixty_slow_tasks(), "t", processes=pool, retries=0)
