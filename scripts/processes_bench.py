@@ -92,23 +92,28 @@ def loops_for(ms):
     return max(1, int(ms * PER_MS[0]))
 
 
+def summed(leaves, tag):
+    """``leaves`` summed pairwise, level by level: (graph, its root)."""
+    dsk = dict(leaves)
+    names = list(leaves)
+    level = 0
+    while len(names) > 1:
+        level += 1
+        new = []
+        for j in range(0, len(names), 2):
+            key = ("sum", tag, level, j // 2)
+            dsk[key] = (pair, names[j], names[j + 1]) if j + 1 < len(names) else (pair, names[j], 0)
+            new.append(key)
+        names = new
+    return dsk, names[0]
+
+
 def build(name, scale):
     """(graph, key) for workload ``name``, its keys new on every call."""
     tag = next(_calls)
     if name == "tree":
         n = loops_for(20 * scale)
-        dsk = {("leaf", tag, i): (work, i, n) for i in range(96)}
-        names = [("leaf", tag, i) for i in range(96)]
-        level = 0
-        while len(names) > 1:
-            level += 1
-            new = []
-            for j in range(0, len(names), 2):
-                key = ("sum", tag, level, j // 2)
-                dsk[key] = (pair, names[j], names[j + 1]) if j + 1 < len(names) else (pair, names[j], 0)
-                new.append(key)
-            names = new
-        return dsk, names[0]
+        return summed({("leaf", tag, i): (work, i, n) for i in range(96)}, tag)
     if name == "chains":
         n = loops_for(10 * scale)
         dsk = {}
@@ -135,18 +140,7 @@ def build(name, scale):
         (y,) = dask.optimize((x + x.T).sum())
         return dict(y.__dask_graph__()), next(iter(flatten(y.__dask_keys__())))
     if name == "trivial":
-        dsk = {("leaf", tag, i): (pair, i, 1) for i in range(5000)}
-        names = [("leaf", tag, i) for i in range(5000)]
-        level = 0
-        while len(names) > 1:
-            level += 1
-            new = []
-            for j in range(0, len(names), 2):
-                key = ("t", tag, level, j // 2)
-                dsk[key] = (pair, names[j], names[j + 1]) if j + 1 < len(names) else (pair, names[j], 0)
-                new.append(key)
-            names = new
-        return dsk, names[0]
+        return summed({("leaf", tag, i): (pair, i, 1) for i in range(5000)}, tag)
     raise ValueError(name)
 
 

@@ -310,6 +310,23 @@ def _end(worker):
     proc.stdout.close()
 
 
+def _ready(workers, timeout):
+    """The messages of those of ``workers`` that have one within
+    ``timeout`` seconds: ``(worker, message, bytes)``, the message None for
+    a worker whose connection ended."""
+    from multiprocessing.connection import wait
+
+    out = []
+    for conn in wait([w.conn for w in workers], timeout=timeout):
+        worker = next(w for w in workers if w.conn is conn)
+        try:
+            message, nbytes = _wire.recv(conn)
+        except (EOFError, OSError):
+            message, nbytes = None, 0
+        out.append((worker, message, nbytes))
+    return out
+
+
 class _InOrder:
     """The tasks heard to have run, each given out only after its
     dependencies: workers report on their own, so a task may be heard of
@@ -410,8 +427,6 @@ class _Call:
         return [values[node] for node in self.plan["outputs"]]
 
     def _listen(self):
-        from multiprocessing.connection import wait
-
         while True:
             running = [w for w in self.current if self.state[id(w)] == "running"]
             if not running:
@@ -430,15 +445,12 @@ class _Call:
                     worker.conn.close()
                     self._lose(worker)
                 continue
-            for conn in wait([w.conn for w in running], timeout=_TICK):
-                worker = next(w for w in running if w.conn is conn)
-                try:
-                    message, nbytes = _wire.recv(conn)
-                except (EOFError, OSError):
-                    self._lose(worker)
-                    continue
+            for worker, message, nbytes in _ready(running, _TICK):
                 self.bytes_received += nbytes
-                self._hear(worker, message)
+                if message is None:
+                    self._lose(worker)
+                else:
+                    self._hear(worker, message)
 
     def _silent(self, running):
         """The running workers to take for lost now."""
@@ -579,8 +591,6 @@ class _Call:
     def _interrupt(self):
         """Ctrl-C: every worker stops its run; the call waits a moment for
         them, then lets them be."""
-        from multiprocessing.connection import wait
-
         self.interrupted = True
         for worker in self.current:
             try:
@@ -590,14 +600,8 @@ class _Call:
         deadline = time.monotonic() + 5.0
         pending = [w for w in self.current if self.state.get(id(w)) == "running"]
         while pending and time.monotonic() < deadline:
-            for conn in wait([w.conn for w in pending], timeout=max(0.0, deadline - time.monotonic())):
-                worker = next(w for w in pending if w.conn is conn)
-                try:
-                    message, _ = _wire.recv(conn)
-                except (EOFError, OSError):
-                    pending.remove(worker)
-                    continue
-                if message[0] in ("done", "failed", "error", "interrupted"):
+            for worker, message, _ in _ready(pending, max(0.0, deadline - time.monotonic())):
+                if message is None or message[0] in ("done", "failed", "error", "interrupted"):
                     pending.remove(worker)
         for worker in pending:
             # Still running a task: let it go; the pool replaces it.
