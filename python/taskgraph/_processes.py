@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 
 from taskgraph import _native, _wire
 
@@ -70,7 +71,7 @@ class Processes:
     processes=pool)``, or dask.config ``taskgraph.processes``): every call
     then runs on its workers. ``with Processes(2) as pool:`` closes it at
     the end of the block; a closed pool's local workers are gone, and so
-    are they when the caller dies.
+    are they when the pool is dropped unclosed or the caller dies.
 
     ``last_run`` tells what the last call moved through the caller:
     ``bytes_sent`` (the graph, to every worker), ``bytes_received`` (the
@@ -103,7 +104,10 @@ class Processes:
             self._hosts = _wire.read_hostfile(hostfile)
             self._size = len(self._hosts)
         self._heartbeat_timeout = heartbeat_timeout
+        # One list for the pool's life (changed in place), which the
+        # finalizer below ends should the pool be dropped unclosed.
         self._workers = []
+        self._finalizer = weakref.finalize(self, _end_all, self._workers)
         self._lock = threading.RLock()
         self._closed = False
         self.last_run = None
@@ -134,7 +138,8 @@ class Processes:
             if self._closed:
                 return
             self._closed = True
-            workers, self._workers = self._workers, []
+            workers = list(self._workers)
+            self._workers.clear()
         for worker in workers:
             _end(worker)
 
@@ -204,13 +209,13 @@ class Processes:
                 pass
             else:
                 alive.append(worker)
-        self._workers = alive
+        self._workers[:] = alive
         if self._hostfile is None:
             if len(alive) < self._size:
                 self._start(self._size - len(alive))
         else:
             if len(alive) < self._size:
-                self._workers = []
+                self._workers.clear()
                 for host, port in self._hosts:
                     try:
                         self._workers.append(self._connect((host, port), None, f"the worker at {host}:{port}"))
@@ -283,6 +288,13 @@ def _unpicklable(plan, err):
         except Exception as task_err:
             return TypeError(f"task {key!r} cannot be pickled to go to a worker process: {task_err}")
     return TypeError(f"the graph cannot be pickled to go to the worker processes: {err}")
+
+
+def _end_all(workers):
+    """Ends the workers of a pool dropped without being closed."""
+    for worker in list(workers):
+        _end(worker)
+    workers.clear()
 
 
 def _end(worker):

@@ -114,6 +114,17 @@ def test_an_int_starts_and_stops_a_pool_for_the_call():
     assert not wait_gone(set(child_pids()) - before)
 
 
+def test_a_pool_dropped_unclosed_ends_its_workers():
+    import gc
+
+    pool = Processes(2)
+    pids = pool.pids
+    assert get({"x": 1, "y": (add, "x", 1)}, "y", processes=pool) == 2
+    del pool
+    gc.collect()
+    assert not wait_gone(pids)
+
+
 def child_pids():
     me = str(os.getpid())
     pids = []
