@@ -366,6 +366,12 @@ impl Execution {
         self.shared.panic_next.store(true, Ordering::Relaxed);
     }
 
+    /// Ends the run with `RuntimeError(message)`: no task starts any more
+    /// (the pool it was given can run no more of its tasks).
+    fn abandon(&self, message: String) {
+        self.shared.fail(PyRuntimeError::new_err(message), None);
+    }
+
     /// Stops the run: no task starts any more.
     fn cancel(&self) {
         let mut state = lock(&self.shared.state);

@@ -468,7 +468,9 @@ def _with_cached(dsk, cache):
 
 def _pool_submit(pool, num_workers):
     """How tasks go to ``pool`` (None: to threads of the run's own) and how
-    many run at once."""
+    many run at once: ``submit(run)`` gives the function that hands a job
+    to the pool, and one that says whether the pool has dropped its jobs
+    (None where each job's future says so itself)."""
     import concurrent.futures
     import multiprocessing.pool
 
@@ -481,8 +483,12 @@ def _pool_submit(pool, num_workers):
     if isinstance(pool, multiprocessing.pool.ThreadPool):
         size = pool._processes
 
-        def submit(job):
-            pool.apply_async(contextvars.copy_context().run, (job,))
+        def submit(run):
+            def submit_job(job):
+                pool.apply_async(contextvars.copy_context().run, (job,))
+
+            # A terminated pool drops the jobs it holds without a word.
+            return submit_job, lambda: pool._state == multiprocessing.pool.TERMINATE
 
     elif isinstance(pool, concurrent.futures.ThreadPoolExecutor) or (
         isinstance(pool, concurrent.futures.Executor)
@@ -490,8 +496,15 @@ def _pool_submit(pool, num_workers):
     ):
         size = getattr(pool, "_max_workers", None) or num_workers or 1
 
-        def submit(job):
-            pool.submit(contextvars.copy_context().run, job)
+        def submit(run):
+            def cancelled(future):
+                if future.cancelled():
+                    run.abandon(_DROPPED)
+
+            def submit_job(job):
+                pool.submit(contextvars.copy_context().run, job).add_done_callback(cancelled)
+
+            return submit_job, None
 
     else:
         raise TypeError(
@@ -511,10 +524,30 @@ def _run(run, submit, rerun, recorders):
             recorder._record(run)
 
 
+_DROPPED = (
+    "the pool given to taskgraph.dask.get dropped tasks of the run without running them "
+    "(shut down with cancel_futures=True, or terminated)"
+)
+
+
 def _run_to_end(run, submit, rerun):
     main = threading.current_thread() is threading.main_thread()
     if submit is not None:
-        run.submit_to(submit, main=main)
+        submit_job, dead = submit(run)
+        done = threading.Event()
+        if dead is not None:
+
+            def watch():
+                while not done.wait(0.05):
+                    if dead():
+                        run.abandon(_DROPPED)
+                        return
+
+            threading.Thread(target=watch, name="taskgraph-pool-watch", daemon=True).start()
+        try:
+            run.submit_to(submit_job, main=main)
+        finally:
+            done.set()
     else:
         helpers = [
             threading.Thread(

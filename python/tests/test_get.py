@@ -568,3 +568,45 @@ def test_a_panic_in_a_worker_loop_ends_the_run_with_an_error(num_workers, monkey
         get(dsk, "total", num_workers=num_workers)
     monkeypatch.undo()
     assert get(dsk, "total", num_workers=num_workers) == sum(range(1, 21))
+
+
+# --- a pool that drops the run's tasks -------------------------------------------
+
+
+def _ends_within(seconds, call):
+    """``call()``'s exception, or None; fails if it has not returned within
+    ``seconds`` (a hang)."""
+    outcome = []
+
+    def target():
+        try:
+            call()
+            outcome.append(None)
+        except BaseException as err:  # noqa: BLE001
+            outcome.append(err)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the call did not return within {seconds} s"
+    return outcome[0]
+
+
+def _queued_graph():
+    dsk = {("s", i): (time.sleep, 0.05) for i in range(40)}
+    dsk["t"] = (len, [("s", i) for i in range(40)])
+    return dsk
+
+
+def test_an_executor_shut_down_with_tasks_queued_is_an_error_not_a_hang():
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    threading.Timer(0.2, lambda: pool.shutdown(wait=False, cancel_futures=True)).start()
+    err = _ends_within(20, lambda: get(_queued_graph(), "t", pool=pool, num_workers=4))
+    assert isinstance(err, RuntimeError) and "dropped tasks of the run" in str(err)
+
+
+def test_a_thread_pool_terminated_with_tasks_queued_is_an_error_not_a_hang():
+    pool = multiprocessing.pool.ThreadPool(1)
+    threading.Timer(0.2, pool.terminate).start()
+    err = _ends_within(20, lambda: get(_queued_graph(), "t", pool=pool, num_workers=4))
+    assert isinstance(err, RuntimeError) and "dropped tasks of the run" in str(err)
