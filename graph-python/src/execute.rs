@@ -1024,6 +1024,6 @@ fn hints(sizes: Sizes) -> (Vec<Option<u64>>, Vec<u32>) {
 
 /// Locks a mutex; a poisoned one is still usable, since every critical
 /// section here leaves its data consistent.
-fn lock<U>(mutex: &Mutex<U>) -> MutexGuard<'_, U> {
+pub(crate) fn lock<U>(mutex: &Mutex<U>) -> MutexGuard<'_, U> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -391,7 +391,7 @@ mod native {
     #[pymodule_export]
     use crate::graph::DaskGraph;
     #[pymodule_export]
-    use crate::processes::{WorkerRun, plan_processes};
+    use crate::processes::{WorkerRun, plan_processes, read_hostfile};
 
     /// dask's `order(dsk)`: a priority for every key of `dsk` (0 runs
     /// first), as a dict inserted in the order dask assigns them.

@@ -13,8 +13,7 @@
 //! report what they ran and hold and run the next attempt the caller tells
 //! them ([`WorkerRun::recover`]).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use graph_assign::{ListConfig, Workers, assign_list};
@@ -33,7 +32,7 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::eval::TaskKeys;
-use crate::execute::ReadRun;
+use crate::execute::{ReadRun, lock};
 
 /// Reads, checks, orders and places `dsk` for a run of `keys` (a flat list)
 /// on `processes` worker processes: a dict of the keys of every node
@@ -94,6 +93,16 @@ pub(crate) fn plan_processes<'py>(
     Ok(out)
 }
 
+/// The `host:port` of every process a hostfile lists, read as `taskgraph
+/// run --hostfile` reads it (blank lines and `#` lines skipped); a bad line
+/// raises `ValueError` naming it.
+#[pyfunction]
+pub(crate) fn read_hostfile(path: std::path::PathBuf) -> PyResult<Vec<String>> {
+    Cluster::from_hostfile(&path, 0, 1)
+        .map(|cluster| cluster.addresses().to_vec())
+        .map_err(|err| PyValueError::new_err(err.to_string()))
+}
+
 /// `values` as little-endian bytes.
 fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -114,6 +123,20 @@ fn read_u32s(bytes: &[u8], what: &str) -> PyResult<Vec<u32>> {
         .collect())
 }
 
+/// The numbers little-endian `bytes` hold, or why they are not numbers.
+fn read_u64s(bytes: &[u8], what: &str) -> PyResult<Vec<u64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: {} bytes are not a list of 64-bit numbers",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+        .collect())
+}
+
 /// A task's result as it travels between processes: the object, and its
 /// pickle (protocol 5, with its out-of-band buffers) while it has yet to
 /// go somewhere. A result that leaves its process is pickled as its task
@@ -126,9 +149,8 @@ pub(crate) struct PyValue(Arc<Held>);
 
 struct Held {
     object: OnceLock<Py<PyAny>>,
-    pickled: Mutex<Option<Arc<Pickled>>>,
-    /// How many more times the pickle is to be sent.
-    sends: AtomicUsize,
+    /// The pickle, and how many more times it is to be sent.
+    pickled: Mutex<Option<(Arc<Pickled>, usize)>>,
 }
 
 /// A pickle and its out-of-band buffers.
@@ -148,7 +170,6 @@ impl PyValue {
         let held = Held {
             object: OnceLock::new(),
             pickled: Mutex::new(None),
-            sends: AtomicUsize::new(0),
         };
         let _ = held.object.set(object);
         PyValue(Arc::new(held))
@@ -163,7 +184,7 @@ impl PyValue {
         if let Some(object) = self.0.object.get() {
             return Ok(object.bind(py).clone());
         }
-        let held = pickled
+        let (held, _) = pickled
             .as_ref()
             .expect("a value holds its object or its pickle");
         let buffers = PyList::empty(py);
@@ -185,8 +206,7 @@ impl PyValue {
     fn pickle_for(&self, py: Python<'_>, sends: usize) -> PyResult<()> {
         let object = self.object(py)?;
         let made = pickle(&object)?;
-        *lock(&self.0.pickled) = Some(Arc::new(made));
-        self.0.sends.store(sends, Ordering::Relaxed);
+        *lock(&self.0.pickled) = Some((Arc::new(made), sends));
         Ok(())
     }
 
@@ -194,19 +214,16 @@ impl PyValue {
     /// else one made now and let go after.
     fn pickle_to_send(&self) -> PyResult<Arc<Pickled>> {
         let mut kept = lock(&self.0.pickled);
-        let pickled = match kept.as_ref() {
-            Some(pickled) => Arc::clone(pickled),
-            None => {
-                drop(kept);
-                let made = Python::attach(|py| pickle(&self.object(py)?))?;
-                return Ok(Arc::new(made));
-            }
+        let Some((pickled, sends)) = kept.as_mut() else {
+            drop(kept);
+            let made = Python::attach(|py| pickle(&self.object(py)?))?;
+            return Ok(Arc::new(made));
         };
-        let left = self.0.sends.load(Ordering::Relaxed).saturating_sub(1);
-        self.0.sends.store(left, Ordering::Relaxed);
+        let pickled = Arc::clone(pickled);
+        *sends = sends.saturating_sub(1);
         // A received value's pickle stays until it is unpickled; a value of
         // this process's lets its pickle go after the last send.
-        if left == 0 && self.0.object.get().is_some() {
+        if *sends == 0 && self.0.object.get().is_some() {
             *kept = None;
         }
         Ok(pickled)
@@ -303,8 +320,7 @@ impl<'de> Deserialize<'de> for PyValue {
                 }
                 Ok(PyValue(Arc::new(Held {
                     object: OnceLock::new(),
-                    pickled: Mutex::new(Some(Arc::new(Pickled { data, buffers }))),
-                    sends: AtomicUsize::new(0),
+                    pickled: Mutex::new(Some((Arc::new(Pickled { data, buffers }), 0))),
                 })))
             }
         }
@@ -312,23 +328,25 @@ impl<'de> Deserialize<'de> for PyValue {
     }
 }
 
-/// What every worker of a process reads: the tasks, their keys, the
-/// placement, and the first failure, kept as the Python exception.
+/// What every worker of a process reads: the tasks, their keys, and the
+/// first failure, kept as the Python exception.
 struct Tasks {
     keys: TaskKeys,
     tasks: Vec<Py<PyAny>>,
     topology: Arc<Topology>,
-    /// Per node: how many times its result leaves this process (once to
-    /// each other process that reads it, and once more for an output
-    /// gathered at process 0); set per attempt.
-    leaves: Mutex<Vec<u32>>,
     /// `dask.sizeof.sizeof`, under a memory limit.
     sizeof: Option<Py<PyAny>>,
     /// The first task of this process that raised, and its exception.
     failure: Mutex<Option<(NodeId, PyErr)>>,
 }
 
-struct PyRunner(Arc<Tasks>);
+/// Runs a process's tasks in an attempt.
+struct PyRunner {
+    tasks: Arc<Tasks>,
+    /// Per node: how many times its result leaves this process in the
+    /// attempt (see [`leaving`]).
+    sends: Arc<Vec<u32>>,
+}
 
 impl Runner for PyRunner {
     type Value = PyValue;
@@ -338,7 +356,8 @@ impl Runner for PyRunner {
         node: NodeId,
         input: &mut dyn FnMut(NodeId) -> Option<PyValue>,
     ) -> Result<PyValue, TaskFailure> {
-        let tasks = &*self.0;
+        let tasks = &*self.tasks;
+        let sends = self.sends[node.index()];
         Python::attach(|py| {
             let result = (|| -> PyResult<PyValue> {
                 let task = tasks.tasks[node.index()].bind(py);
@@ -347,18 +366,18 @@ impl Runner for PyRunner {
                     input(dep)
                         .ok_or_else(|| {
                             PyRuntimeError::new_err(format!(
-                                "the input {} of a task has not arrived",
-                                dep.index()
+                                "the input {} of task {} has not arrived",
+                                task_key(py, &tasks.keys, dep),
+                                task_key(py, &tasks.keys, node)
                             ))
                         })?
                         .object(py)
                 })?;
                 let value = PyValue::new(object.unbind());
-                let sends = lock(&tasks.leaves)[node.index()];
                 if sends > 0 {
                     value
                         .pickle_for(py, sends as usize)
-                        .map_err(|err| cannot_pickle(task_key(py, &tasks.keys, node), err))?;
+                        .map_err(|err| cannot_pickle(py, &task_key(py, &tasks.keys, node), err))?;
                 }
                 Ok(value)
             })();
@@ -374,19 +393,21 @@ impl Runner for PyRunner {
     }
 
     fn bytes(&self, _node: NodeId, value: &PyValue) -> u64 {
-        if let Some(sizeof) = &self.0.sizeof {
+        if let Some(sizeof) = &self.tasks.sizeof {
             return Python::attach(|py| {
                 let object = value.object(py).ok()?;
                 sizeof.call1(py, (object,)).ok()?.extract::<u64>(py).ok()
             })
             .unwrap_or(64);
         }
-        lock(&value.0.pickled).as_ref().map_or(64, |p| p.len())
+        lock(&value.0.pickled)
+            .as_ref()
+            .map_or(64, |(pickled, _)| pickled.len())
     }
 }
 
 /// The error for `key`'s result, which cannot travel to another process.
-fn cannot_pickle((py, key): (Python<'_>, String), err: PyErr) -> PyErr {
+fn cannot_pickle(py: Python<'_>, key: &str, err: PyErr) -> PyErr {
     let new = PyRuntimeError::new_err(format!(
         "the result of task {key} cannot be pickled to go to another process: {err}"
     ));
@@ -395,12 +416,10 @@ fn cannot_pickle((py, key): (Python<'_>, String), err: PyErr) -> PyErr {
 }
 
 /// `node`'s key as Python spells it (`repr`).
-fn task_key<'py>(py: Python<'py>, keys: &TaskKeys, node: NodeId) -> (Python<'py>, String) {
+fn task_key(py: Python<'_>, keys: &TaskKeys, node: NodeId) -> String {
     let key = keys.keys[node.index()].bind(py);
-    let text = key
-        .repr()
-        .map_or_else(|_| key.to_string(), |r| r.to_string());
-    (py, text)
+    key.repr()
+        .map_or_else(|_| key.to_string(), |r| r.to_string())
 }
 
 /// One call's run in a worker process: built from the plan the caller
@@ -459,15 +478,10 @@ impl WorkerRun {
         let priorities = bytes("priorities")?;
         let placement = bytes("placement")?;
         let outputs: Vec<u32> = item("outputs")?.extract()?;
-        let sizes = item("sizes")?;
-        let sizes: Vec<u64> = sizes
-            .cast::<PyBytes>()?
-            .as_bytes()
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
-            .collect();
+        let sizes = read_u64s(item("sizes")?.cast::<PyBytes>()?.as_bytes(), "sizes")?;
         let n = keys.len();
-        if offsets.len() != n + 1 || tasks.len() > n || placement.len() != n {
+        let sized = sizes.is_empty() || sizes.len() == n;
+        if offsets.len() != n + 1 || tasks.len() > n || placement.len() != n || !sized {
             return Err(PyValueError::new_err(
                 "the plan's parts disagree on its size",
             ));
@@ -502,7 +516,6 @@ impl WorkerRun {
                 keys: TaskKeys::new(py, keys, hashes)?,
                 tasks,
                 topology: Arc::new(topology),
-                leaves: Mutex::new(Vec::new()),
                 sizeof,
                 failure: Mutex::new(None),
             }),
@@ -526,9 +539,10 @@ impl WorkerRun {
     /// `("done", outputs, stats)`, at process 0 with the outputs (a list of
     /// `(node, value)`) and the run's figures (a dict: `tasks_run`, and
     /// over the processes the largest `peak_held` and `peak_bytes`, the
-    /// sum of `spilled_bytes` and `values_sent`), elsewhere with None; or `("lost", finished, held)` when
-    /// another process was lost: the tasks this one ran and the results it
-    /// holds, by node, for the caller to plan the next attempt. Raises a
+    /// sum of `spilled_bytes` and `values_sent`), elsewhere with None; or
+    /// `("lost", finished, held, why)` when another process was lost: the
+    /// tasks this one ran and the results it holds, by node, for the caller
+    /// to plan the next attempt, and the error that stopped it. Raises a
     /// task's own exception (with its node as `taskgraph_node`), or
     /// `RuntimeError` for a run that could not go on.
     fn run<'py>(
@@ -553,8 +567,8 @@ impl WorkerRun {
         .with_cancel(self.cancel.clone())
         .with_lost_signal(lost)
         .with_progress(self.progress.clone());
-        *lock(&self.tasks.leaves) = leaving(&self.tasks.topology, &job, process);
-        let runner = runner_for(Arc::clone(&self.tasks));
+        let sends = Arc::new(leaving(&self.tasks.topology, &job, process));
+        let runner = runner_for(Arc::clone(&self.tasks), sends);
         let graph = Arc::clone(&self.graph);
         let result =
             py.detach(|| graph_distributed::run_keeping(graph, job, &cluster, runner, attempt));
@@ -673,11 +687,7 @@ impl WorkerRun {
                 let node = self.graph.node_id(&key);
                 let name = node.map_or_else(
                     || key.to_string(),
-                    |node| {
-                        let key = self.tasks.keys.keys[node.index()].bind(py);
-                        key.repr()
-                            .map_or_else(|_| key.to_string(), |r| r.to_string())
-                    },
+                    |node| task_key(py, &self.tasks.keys, node),
                 );
                 let err = PyRuntimeError::new_err(format!("task {name} failed: {message}"));
                 if let Some(node) = node {
@@ -693,14 +703,21 @@ impl WorkerRun {
     }
 }
 
-/// What makes each worker's runner: one over this process's tasks.
+/// What makes each worker's runner: one over this process's tasks, whose
+/// results leave it `sends` times.
 fn runner_for(
     tasks: Arc<Tasks>,
+    sends: Arc<Vec<u32>>,
 ) -> impl for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = PyValue> + 'g>, RunnerError>
 + Send
 + Sync
 + 'static {
-    move |_, _| Ok(Box::new(PyRunner(Arc::clone(&tasks))))
+    move |_, _| {
+        Ok(Box::new(PyRunner {
+            tasks: Arc::clone(&tasks),
+            sends: Arc::clone(&sends),
+        }))
+    }
 }
 
 /// Per node: how many times its result leaves process `process` under
@@ -737,10 +754,4 @@ fn leaving(topology: &Topology, job: &Job, process: usize) -> Vec<u32> {
         }
     }
     leaves
-}
-
-/// Locks a mutex; a poisoned one is still usable: every critical section
-/// here leaves its data consistent.
-fn lock<U>(mutex: &Mutex<U>) -> MutexGuard<'_, U> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
