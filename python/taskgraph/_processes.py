@@ -48,11 +48,14 @@ class _RemoteTraceback(Exception):
 class _Worker:
     """One worker process of a pool and the connection to it."""
 
-    __slots__ = ("conn", "proc", "address", "pid", "name")
+    __slots__ = ("conn", "proc", "host", "address", "pid", "name")
 
-    def __init__(self, conn, proc, address, pid, name):
+    def __init__(self, conn, proc, host, address, pid, name):
         self.conn = conn
+        # The process the pool started, or the hostfile line it listens at.
         self.proc = proc
+        self.host = host
+        # Where it listens for the other workers in the next run.
         self.address = address
         self.pid = pid
         self.name = name
@@ -135,21 +138,16 @@ class Processes:
     def close(self):
         """Stops the local workers and lets go of the hosts' workers."""
         with self._lock:
-            if self._closed:
-                return
             self._closed = True
-            workers = list(self._workers)
-            self._workers.clear()
-        for worker in workers:
-            _end(worker)
+            self._finalizer()
 
     # --- workers -------------------------------------------------------
 
     def _start(self, count):
         """Starts (or connects to) ``count`` more workers."""
         if self._hostfile is not None:
-            for host, port in self._hosts[len(self._workers) : len(self._workers) + count]:
-                self._workers.append(self._connect((host, port), None, f"the worker at {host}:{port}"))
+            for host in self._hosts[len(self._workers) : len(self._workers) + count]:
+                self._workers.append(self._connect(host, None))
             return
         env = dict(os.environ)
         env[_wire.SECRET_VARIABLE] = self._secret.decode()
@@ -174,16 +172,19 @@ class Processes:
                         "its standard error above says why"
                     )
                 host, _, port = line[len(prefix) :].strip().rpartition(":")
-                self._workers.append(self._connect((host, int(port)), proc, f"worker process {proc.pid}"))
+                self._workers.append(self._connect((host, int(port)), proc))
         except BaseException:
             for proc in started:
                 if proc.poll() is None:
                     proc.kill()
             raise
 
-    def _connect(self, address, proc, name):
+    def _connect(self, address, proc):
+        """The worker listening at ``address``: the one the pool started
+        (``proc``), or that of a hostfile line."""
         from multiprocessing.connection import Client
 
+        name = f"worker process {proc.pid}" if proc is not None else f"the worker at {address[0]}:{address[1]}"
         try:
             conn = Client(address, authkey=self._secret)
             _wire.no_delay(conn)
@@ -194,7 +195,7 @@ class Processes:
             raise RuntimeError(f"{name} answered {kind!r}, not 'ready'")
         if proc is None:
             name = f"worker process {pid} at {address[0]}:{address[1]}"
-        return _Worker(conn, proc, data_address, pid, name)
+        return _Worker(conn, proc, None if proc is not None else address, data_address, pid, name)
 
     def _alive(self):
         """The workers, the lost ones replaced (local workers started
@@ -213,18 +214,18 @@ class Processes:
         if self._hostfile is None:
             if len(alive) < self._size:
                 self._start(self._size - len(alive))
-        else:
-            if len(alive) < self._size:
-                self._workers.clear()
-                for host, port in self._hosts:
+        elif len(alive) < self._size:
+            # The hosts whose worker went are tried again; a host worker
+            # serves one caller at a time, so the others keep theirs.
+            connected = {worker.host for worker in alive}
+            for host in self._hosts:
+                if host not in connected:
                     try:
-                        self._workers.append(self._connect((host, port), None, f"the worker at {host}:{port}"))
+                        self._workers.append(self._connect(host, None))
                     except RuntimeError:
                         continue
-                for worker in alive:
-                    _end(worker)
-                if not self._workers:
-                    raise RuntimeError(f"no worker of {self._hostfile} answers")
+            if not self._workers:
+                raise RuntimeError(f"no worker of {self._hostfile} answers")
         return list(self._workers)
 
     # --- a run ---------------------------------------------------------
@@ -530,11 +531,10 @@ class _Call:
             exc = RuntimeError(f"a task failed in a worker process, and its exception cannot be read back: {err}")
         if not isinstance(exc, BaseException):
             exc = RuntimeError(repr(exc))
-        if node is not None and not elsewhere:
+        if not elsewhere:
             exc.__cause__ = _RemoteTraceback(text)
-            key = self.plan["keys"][node]
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"(task {key!r}, run in a taskgraph worker process)")
+        if node is not None and not elsewhere and hasattr(exc, "add_note"):
+            exc.add_note(f"(task {self.plan['keys'][node]!r}, run in a taskgraph worker process)")
         if elsewhere:
             exc._taskgraph_elsewhere = True
         return exc

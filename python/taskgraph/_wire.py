@@ -93,20 +93,14 @@ def secret_from(secret=None, secret_file=None):
 
 
 def read_hostfile(path):
-    """The ``host:port`` lines of a hostfile (blank lines and ``#``
-    comments skipped), as ``taskgraph run --hostfile`` reads it."""
+    """The ``(host, port)`` of every process a hostfile lists, read as
+    ``taskgraph run --hostfile`` reads it."""
+    from taskgraph import _native
+
     addresses = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            host, sep, port = line.rpartition(":")
-            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise ValueError(f"{path}, line {number}: {line!r} is not host:port")
-            addresses.append((host.strip("[]"), int(port)))
-    if not addresses:
-        raise ValueError(f"{path} lists no host:port")
+    for address in _native.read_hostfile(os.fspath(path)):
+        host, _, port = address.rpartition(":")
+        addresses.append((host.strip("[]"), int(port)))
     return addresses
 
 
