@@ -352,7 +352,8 @@ def get(
       others hold, up to ``retries`` losses, and the pool replaces it.
       ``initializer`` (or dask.config ``multiprocessing.initializer``) is
       called in every worker process before the call's tasks run.
-      ``cache`` and ``rerun_exceptions_locally`` do not apply.
+      ``rerun_exceptions_locally`` does not apply (the task ran in another
+      process).
 
     A task's exception is raised as itself, its frames in the traceback.
     Ctrl-C stops the run: no task starts any more and the call raises
@@ -374,7 +375,6 @@ def get(
     from collections.abc import Mapping
 
     from dask import config
-    from dask.callbacks import local_callbacks
 
     pool = pool or config.get("pool", None)
     num_workers = num_workers or config.get("num_workers", None)
@@ -404,7 +404,18 @@ def get(
         values = on_processes(
             dsk, flat, processes, hosts, strategy, sizes, layers, memory_limit, retries, callbacks, initializer
         )
-        return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
+    else:
+        values = _on_threads(dsk, flat, cache, pool, num_workers, strategy, sizes, layers, memory_limit, rerun, callbacks)
+    if cache is not None:
+        cache.update(zip(flat, values))
+    return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
+
+
+def _on_threads(dsk, flat, cache, pool, num_workers, strategy, sizes, layers, memory_limit, rerun, callbacks):
+    """``get`` on threads: its own, or ``pool``'s (``cache`` is for the
+    callbacks' state)."""
+    from dask.callbacks import local_callbacks
+
     submit, workers = _pool_submit(pool, num_workers)
 
     options = {"workers": workers, "strategy": strategy, "sizes": sizes, "layers": layers}
@@ -438,9 +449,7 @@ def get(
     finally:
         if spiller is not None:
             spiller.close()
-    if cache is not None:
-        cache.update(zip(flat, values))
-    return _nest(keys, iter(values)) if isinstance(keys, list) else values[0]
+    return values
 
 
 def _flatten(keys):

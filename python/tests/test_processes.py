@@ -139,6 +139,12 @@ def child_pids():
     return pids
 
 
+def test_the_cache_gives_results_and_takes_the_computed(pool):
+    cache = {"x": 5}
+    assert get({"x": (boom, 0), "y": (add, "x", 1)}, "y", processes=pool, cache=cache) == 6
+    assert cache == {"x": 5, "y": 6}
+
+
 def test_dask_config_names_the_pool(pool):
     x = da.ones((100, 100), chunks=50)
     with dask.config.set({"taskgraph.processes": pool}):
