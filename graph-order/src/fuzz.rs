@@ -1,10 +1,10 @@
 //! The checker behind the `order_valid` fuzz target, so that the target is a
 //! short shim and `cargo test` can replay its inputs.
 
-use graph_core::{Dag, TaskGraph};
+use graph_core::{Dag, TaskGraph, Topology};
 
 use crate::{
-    OrderConfig, Strategy, diagnostics, lower_bound, lower_bound_bytes, max_bytes, order,
+    Order, OrderConfig, Strategy, diagnostics, lower_bound, lower_bound_bytes, max_bytes, order,
     order_graph,
 };
 
@@ -37,14 +37,7 @@ fn bytes_valid(graph: &TaskGraph) {
             ..OrderConfig::new(strategy)
         };
         let o = order(topology, &[], &config).expect("every strategy orders every DAG");
-        for node in topology.node_ids() {
-            for &dep in topology.dependencies(node) {
-                assert!(
-                    o.priority(dep) < o.priority(node),
-                    "{strategy:?} in bytes runs a task before its input"
-                );
-            }
-        }
+        assert_runs_each_once_after_its_inputs(topology, &o, strategy);
         let held = max_bytes(topology, &o, &sizes).expect("the order fits the graph");
         assert!(
             bound <= held,
@@ -72,7 +65,6 @@ fn counts_valid(graph: &TaskGraph) {
     let Ok(topology) = graph.topology() else {
         return;
     };
-    let n_nodes = topology.node_count();
     let bound = lower_bound(topology).expect("a task graph's topology is acyclic");
     let pressure_of = |strategy: Strategy| {
         let config = OrderConfig::new(strategy);
@@ -83,20 +75,7 @@ fn counts_valid(graph: &TaskGraph) {
             again.priorities(),
             "{strategy:?} is deterministic"
         );
-        let mut seen = vec![false; n_nodes];
-        for &priority in order.priorities() {
-            let slot = &mut seen[priority as usize];
-            assert!(!*slot, "{strategy:?} gives priority {priority} twice");
-            *slot = true;
-        }
-        for node in topology.node_ids() {
-            for &dep in topology.dependencies(node) {
-                assert!(
-                    order.priority(dep) < order.priority(node),
-                    "{strategy:?} runs a task before its input"
-                );
-            }
-        }
+        assert_runs_each_once_after_its_inputs(topology, &order, strategy);
         let pressure = diagnostics(topology, &order)
             .expect("the order fits the graph")
             .max_pressure;
@@ -111,9 +90,29 @@ fn counts_valid(graph: &TaskGraph) {
         Strategy::TreeOptimal,
         Strategy::DepthFirst,
         Strategy::BreadthFirst,
+        Strategy::Greedy,
     ] {
         pressure_of(strategy);
     }
     let auto = pressure_of(Strategy::Auto);
     assert!(auto <= dask, "Auto holds {auto}, more than Dask's {dask}");
+}
+
+/// `o` gives every task of `topology` one priority of its own, each task's
+/// above its inputs'.
+fn assert_runs_each_once_after_its_inputs(topology: &Topology, o: &Order, strategy: Strategy) {
+    let mut seen = vec![false; topology.node_count()];
+    for &priority in o.priorities() {
+        let slot = &mut seen[priority as usize];
+        assert!(!*slot, "{strategy:?} gives priority {priority} twice");
+        *slot = true;
+    }
+    for node in topology.node_ids() {
+        for &dep in topology.dependencies(node) {
+            assert!(
+                o.priority(dep) < o.priority(node),
+                "{strategy:?} runs a task before its input"
+            );
+        }
+    }
 }
