@@ -51,6 +51,28 @@ pub enum Error {
         /// Its cost.
         cost: f64,
     },
+    /// Task costs that add up to more than
+    /// [`MAX_TOTAL_SECONDS`](crate::MAX_TOTAL_SECONDS), whose sums (loads,
+    /// balance, simulated times) would lose all precision or overflow.
+    #[error(
+        "the task costs add up to {total:e} seconds, more than the {:e} a placement can sum exactly",
+        crate::MAX_TOTAL_SECONDS
+    )]
+    CostsTooLarge {
+        /// The sum of the costs (infinite when it overflowed).
+        total: f64,
+    },
+    /// A transfer model under which moving every result once takes more
+    /// than [`MAX_TOTAL_SECONDS`](crate::MAX_TOTAL_SECONDS) (a bandwidth
+    /// far too small for the sizes, or a huge transfer time).
+    #[error(
+        "moving every result once would take {total:e} seconds under this transfer model, more than the {:e} a placement can sum exactly",
+        crate::MAX_TOTAL_SECONDS
+    )]
+    TransfersTooLarge {
+        /// The sum of the transfer times (infinite when it overflowed).
+        total: f64,
+    },
     /// A balance bound below 1 (no placement can have every load below the
     /// average).
     #[error("imbalance bound {bound} is below 1: the largest load is never below the average")]

@@ -74,6 +74,11 @@ pub(crate) fn check_sizes(sizes: Option<&[u64]>, node_count: usize) -> Result<()
     }
 }
 
+/// The most seconds of work a graph's costs may add up to (about 31
+/// million years): far beyond any real run, and small enough that sums of
+/// costs, transfers and balance factors never overflow an `f64`.
+pub const MAX_TOTAL_SECONDS: f64 = 1e15;
+
 /// The load of every task: its cost, or 1 without costs.
 pub(crate) fn loads(costs: Option<&[f64]>, node_count: usize) -> Result<Vec<f64>, Error> {
     match costs {
@@ -85,6 +90,12 @@ pub(crate) fn loads(costs: Option<&[f64]>, node_count: usize) -> Result<Vec<f64>
                     node: NodeId::new(node),
                     cost: costs[node],
                 });
+            }
+            // Every load, time and balance is a sum of costs: bounding the
+            // total keeps all of them finite and exact to well under a second.
+            let total: f64 = costs.iter().sum();
+            if total > MAX_TOTAL_SECONDS {
+                return Err(Error::CostsTooLarge { total });
             }
             Ok(costs.to_vec())
         }

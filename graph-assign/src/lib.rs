@@ -54,7 +54,7 @@ mod workers;
 
 pub use decide_worker::{ClusterState, DEFAULT_BANDWIDTH, assign_greedy, decide_worker};
 pub use error::Error;
-pub use inputs::{costs_of, sizes_of};
+pub use inputs::{MAX_TOTAL_SECONDS, costs_of, sizes_of};
 pub use list::{DEFAULT_TRANSFER_SECONDS, ListConfig, assign_list, makespan, makespan_bound};
 pub use mars::{assign_mars, shuffle_reducers};
 pub use metrics::{Metrics, edge_cut, imbalance, transfer_bytes};

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use graph_core::{Dag, NodeId, Topology};
 
-use crate::inputs::{check_len, check_sizes, dependency_post_order, loads};
+use crate::inputs::{MAX_TOTAL_SECONDS, check_len, check_sizes, dependency_post_order, loads};
 use crate::{Assignment, DEFAULT_BANDWIDTH, Error, Workers};
 
 /// The latency [`ListConfig`] gives a result that crosses between workers
@@ -319,6 +319,12 @@ impl Model {
                 .collect(),
             None => vec![latency; n_nodes],
         };
+        let transfer_total: f64 = transfers.iter().sum();
+        if transfer_total > MAX_TOTAL_SECONDS {
+            return Err(Error::TransfersTooLarge {
+                total: transfer_total,
+            });
+        }
 
         // Upward ranks, sinks first, kept as bits to sort by.
         let mut ranks = vec![0_u64; n_nodes];

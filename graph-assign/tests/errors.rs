@@ -3,8 +3,8 @@
 //! length, bad costs and bounds.
 
 use graph_assign::{
-    AssignConfig, Assignment, Error, Metrics, Workers, assign, assign_greedy, assign_with,
-    edge_cut, imbalance,
+    AssignConfig, Assignment, Error, ListConfig, Metrics, Workers, assign, assign_greedy,
+    assign_list, assign_with, edge_cut, imbalance, makespan_bound,
 };
 use graph_core::{Dag, NodeId, Topology};
 
@@ -81,6 +81,58 @@ fn costs_must_be_finite_and_not_negative() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn costs_whose_sum_overflows_are_an_error_for_every_strategy() {
+    // Each cost is finite, but a quarter of 12,000 of them at 1e308 sum to
+    // infinity: loads, balance and simulated times would all be meaningless.
+    let n = 12_000;
+    let dag = Topology::from_edges(n, (1..n).map(|i| (i - 1, i))).unwrap();
+    let workers = Workers::new(4).unwrap();
+    let costs: Vec<f64> = (0..n)
+        .map(|i| if i % 4 == 0 { 1e308 } else { 1.0 })
+        .collect();
+    let too_large = |err: Error| {
+        assert!(
+            matches!(err, Error::CostsTooLarge { total } if total > 1e300),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("the task costs add up to inf seconds"),
+            "{err}"
+        );
+    };
+    too_large(assign(&dag, &workers, None, Some(&costs)).unwrap_err());
+    too_large(assign_greedy(&dag, &workers, None, Some(&costs)).unwrap_err());
+    let list = ListConfig {
+        costs: Some(&costs),
+        ..ListConfig::default()
+    };
+    too_large(assign_list(&dag, &workers, &list).unwrap_err());
+    too_large(makespan_bound(&dag, &workers, Some(&costs)).unwrap_err());
+    let spread = Assignment::from_vec((0..n as u32).map(|i| i % 4).collect(), 4).unwrap();
+    too_large(Metrics::of(&dag, &workers, &spread, None, Some(&costs)).unwrap_err());
+    // At the bound, a placement is made and its figures are finite.
+    let costs: Vec<f64> = (0..n)
+        .map(|i| if i % 4 == 0 { 1e11 } else { 1.0 })
+        .collect();
+    let placed = assign(&dag, &workers, None, Some(&costs)).unwrap();
+    let metrics = Metrics::of(&dag, &workers, &placed, None, Some(&costs)).unwrap();
+    assert!(metrics.imbalance.is_finite() && metrics.imbalance >= 1.0);
+}
+
+#[test]
+fn a_transfer_model_whose_times_overflow_is_an_error() {
+    let dag = chain();
+    let config = ListConfig {
+        sizes: Some(&[u64::MAX; 3]),
+        bandwidth: 1e-300,
+        ..ListConfig::default()
+    };
+    let err = assign_list(&dag, &Workers::new(2).unwrap(), &config).unwrap_err();
+    assert!(matches!(err, Error::TransfersTooLarge { .. }), "{err}");
 }
 
 #[test]
