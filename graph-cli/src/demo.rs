@@ -204,11 +204,13 @@ fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
         .context("starting taskgraph run --processes 3")?;
     let workers = workers_of(supervisor.id(), 3);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    if let Some(&victim) = workers.get(1) {
-        let _ = Command::new("kill")
-            .args(["-9", &victim.to_string()])
-            .status();
-    }
+    let Some(&victim) = workers.get(1) else {
+        bail!(
+            "taskgraph run --processes 3 started {} worker processes",
+            workers.len()
+        );
+    };
+    kill(victim).with_context(|| format!("killing worker process 1 (pid {victim})"))?;
     let run = supervisor
         .wait_with_output()
         .context("waiting for taskgraph run --processes 3")?;
@@ -250,9 +252,9 @@ fn recovery_step(out: &mut impl Write) -> anyhow::Result<()> {
     let pids: Vec<u32> = processes.iter().map(std::process::Child::id).collect();
     wait_connected(&pids, 2 * (pids.len() - 1) + 2);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let _ = Command::new("kill")
-        .args(["-9", &pids[0].to_string()])
-        .status();
+    processes[0]
+        .kill()
+        .with_context(|| format!("killing process 0 (pid {})", pids[0]))?;
     let runs = processes
         .into_iter()
         .map(std::process::Child::wait_with_output)
@@ -293,6 +295,22 @@ fn tell_recovered(
         report["lost_processes"],
     )?;
     Ok(())
+}
+
+/// Kills the process `pid` (SIGKILL), as a crash would end it.
+#[cfg(unix)]
+fn kill(pid: u32) -> anyhow::Result<()> {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let pid = i32::try_from(pid).context("a process id past i32")?;
+    kill(Pid::from_raw(pid), Signal::SIGKILL)?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn kill(_pid: u32) -> anyhow::Result<()> {
+    bail!("losing a worker process is shown on Unix only")
 }
 
 /// The `count` child processes of `parent`, once they have all started and
@@ -704,48 +722,93 @@ fn picture_step(out: &mut impl Write, graph: &TaskGraph) -> anyhow::Result<()> {
     writeln!(out, "Pictures of the graph:")?;
     let mut graphviz = true;
     for (stem, what, options) in kinds {
-        let svg = free_name(stem, "svg");
+        let svg = Claimed::name(stem, "svg")?;
         let written = if graphviz {
-            draw(graph, "word count", &options, &svg).map(|()| svg)
+            draw(graph, "word count", &options, svg.path()).map(|()| svg)
         } else {
             Err(anyhow::anyhow!("Graphviz is not installed"))
         };
-        let path = match written {
-            Ok(path) => path,
+        let picture = match written {
+            Ok(svg) => svg,
             Err(err) => {
                 graphviz = false;
-                let dot = free_name(stem, "dot");
-                draw(graph, "word count", &options, &dot)?;
+                let dot = Claimed::name(stem, "dot")?;
+                draw(graph, "word count", &options, dot.path())?;
                 writeln!(out, "  ({err:#})")?;
                 dot
             }
         };
-        writeln!(out, "  {}: {what}", path.display())?;
+        writeln!(out, "  {}: {what}", picture.keep().display())?;
     }
     if graphviz {
-        let page = free_name("demo", "html");
+        let page = Claimed::name("demo", "html")?;
         let options = options(|o| o.colour = Colour::Memorypressure);
-        draw(graph, "word count", &options, &page)?;
+        draw(graph, "word count", &options, page.path())?;
         writeln!(
             out,
             "  {}: a page to pan, zoom and hover over each task",
-            page.display()
+            page.keep().display()
         )?;
     }
     Ok(())
 }
 
-/// `stem.ext` in the working directory, or `stem-2.ext`, `stem-3.ext`, ...:
-/// the first name no file has.
-fn free_name(stem: &str, ext: &str) -> PathBuf {
-    let first = PathBuf::from(format!("{stem}.{ext}"));
-    if !Path::new(&first).exists() {
-        return first;
+/// A file name in the working directory taken for a picture: made empty
+/// with `create_new`, so that two demos in one directory never write over
+/// each other (nor over any file), and removed again unless the picture is
+/// drawn into it and [kept](Claimed::keep).
+struct Claimed {
+    path: PathBuf,
+    kept: bool,
+}
+
+impl Claimed {
+    /// Takes `stem.ext`, or `stem-2.ext`, `stem-3.ext`, ...: the first name
+    /// no file has in the working directory.
+    fn name(stem: &str, ext: &str) -> anyhow::Result<Claimed> {
+        Claimed::name_in(Path::new(""), stem, ext)
     }
-    (2..)
-        .map(|i| PathBuf::from(format!("{stem}-{i}.{ext}")))
-        .find(|path| !path.exists())
-        .expect("some name is free")
+
+    /// As [`Claimed::name`], in `dir`.
+    fn name_in(dir: &Path, stem: &str, ext: &str) -> anyhow::Result<Claimed> {
+        for i in 1_u32.. {
+            let path = dir.join(match i {
+                1 => format!("{stem}.{ext}"),
+                i => format!("{stem}-{i}.{ext}"),
+            });
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(Claimed { path, kept: false }),
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(err) => {
+                    return Err(anyhow::Error::new(err)
+                        .context(format!("taking the name {} for a picture", path.display())));
+                }
+            }
+        }
+        bail!("no name {stem}-N.{ext} is free in {}", dir.display())
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The name, which now stays taken.
+    fn keep(mut self) -> PathBuf {
+        self.kept = true;
+        std::mem::take(&mut self.path)
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -753,6 +816,26 @@ mod tests {
     use graph_core::Term;
 
     use super::*;
+
+    #[test]
+    fn a_claimed_name_is_taken_before_its_picture_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.svg"), "there before").unwrap();
+        let first = Claimed::name_in(dir.path(), "p", "svg").unwrap();
+        let second = Claimed::name_in(dir.path(), "p", "svg").unwrap();
+        assert_eq!(first.path(), dir.path().join("p-2.svg"));
+        assert_eq!(second.path(), dir.path().join("p-3.svg"));
+        // A name given up (its picture failed) is free again; one kept stays.
+        drop(first);
+        let kept = second.keep();
+        assert!(!dir.path().join("p-2.svg").exists() && kept.exists());
+        let again = Claimed::name_in(dir.path(), "p", "svg").unwrap();
+        assert_eq!(again.path(), dir.path().join("p-2.svg"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("p.svg")).unwrap(),
+            "there before"
+        );
+    }
 
     #[test]
     fn rewrite_step_rewrites_and_reports() {

@@ -21,7 +21,6 @@ mod stages;
 mod stats;
 mod viz;
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -73,11 +72,7 @@ fn main() -> ExitCode {
     // `run` (and `demo`, which runs across processes) stop their runs on a
     // signal themselves; elsewhere an interrupt leaves no temporary file.
     if !matches!(cli.command, Command::Run(_) | Command::Demo(_)) {
-        signals::on_signal(|| {
-            graph_core::file::remove_temporary_files();
-            let _ = writeln!(std::io::stderr(), "interrupted");
-            std::process::exit(signals::INTERRUPTED);
-        });
+        signals::on_signal(|| signals::exit_interrupted("interrupted"));
     }
     let result = match cli.command {
         Command::Stats(args) => stats::run(&args),

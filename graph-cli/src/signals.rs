@@ -29,8 +29,15 @@ pub(crate) fn stop(cancel: &CancelHandle, message: String) {
     cancel.cancel();
     std::thread::spawn(move || {
         std::thread::sleep(STOP_GRACE);
-        graph_core::file::remove_temporary_files();
-        let _ = writeln!(std::io::stderr(), "{message}");
-        std::process::exit(INTERRUPTED);
+        exit_interrupted(&message)
     });
+}
+
+/// Ends the process on a signal: removes its temporary files, stops the
+/// Graphviz renders it runs, says `message` and exits with [`INTERRUPTED`].
+pub(crate) fn exit_interrupted(message: &str) -> ! {
+    graph_core::file::remove_temporary_files();
+    graph_viz::stop_renders();
+    let _ = writeln!(std::io::stderr(), "{message}");
+    std::process::exit(INTERRUPTED)
 }

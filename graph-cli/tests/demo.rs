@@ -51,11 +51,24 @@ fn demo_tells_the_whole_story() {
             "demo-{kind}"
         );
     }
-    // A second run replaces nothing: it takes the next free names.
+    // Two more runs at once replace nothing: each takes names no file has,
+    // never one the other has taken and not yet written.
     let before = std::fs::read(dir.join("demo-order.svg")).ok();
-    let again = taskgraph_in(&dir, &["demo"], b"");
-    assert_eq!(again.code, Some(0), "{}", again.stderr);
-    assert!(again.stdout.contains("demo-order-2."), "{}", again.stdout);
+    let (second, third) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| taskgraph_in(&dir, &["demo"], b""));
+        let third = taskgraph_in(&dir, &["demo"], b"");
+        (second.join().unwrap(), third)
+    });
+    let mut names = std::collections::BTreeSet::new();
+    for again in [&run, &second, &third] {
+        assert_eq!(again.code, Some(0), "{}", again.stderr);
+        for name in pictures(&again.stdout) {
+            assert!(dir.join(&name).exists(), "{name}");
+            assert!(names.insert(name.clone()), "{name} reported twice");
+        }
+    }
+    assert_eq!(names.len() % 3, 0, "{names:?}");
+    assert!(names.iter().any(|name| name.starts_with("demo-order-3.")));
     assert_eq!(std::fs::read(dir.join("demo-order.svg")).ok(), before);
     assert_eq!(run.stderr, "");
     // Four threads run the chains side by side: the ratio of their times to
@@ -75,4 +88,21 @@ fn demo_tells_the_whole_story() {
     assert_eq!(ratios.len(), 2, "{}", run.stdout);
     assert!(ratios[1] * 2.0 < ratios[0], "{}", run.stdout);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The pictures a demo reports writing: the names of its lines
+/// `  demo-....svg: what it shows`.
+fn pictures(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            line.strip_prefix("  ")?
+                .split_once(": ")
+                .map(|(name, _)| name)
+        })
+        .filter(|name| {
+            name.starts_with("demo") && [".svg", ".dot", ".html"].iter().any(|e| name.ends_with(e))
+        })
+        .map(str::to_owned)
+        .collect()
 }

@@ -204,3 +204,95 @@ fn svg_renders_through_graphviz_or_says_to_install_it() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `dot` that never ends, on a `PATH` of its own: it writes its pid to
+/// `dot.pid` in `dir`.
+#[cfg(unix)]
+fn hung_dot(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let dot = bin.join("dot");
+    let pid_file = dir.join("dot.pid");
+    std::fs::write(
+        &dot,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 1000\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&dot, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Whether the process whose pid `dir/dot.pid` holds has ended (and been
+/// reaped), waiting a little for the pid to be written.
+#[cfg(unix)]
+fn dot_gone(dir: &std::path::Path) -> bool {
+    let pid = (0..1000)
+        .find_map(|_| {
+            let pid = std::fs::read_to_string(dir.join("dot.pid")).unwrap_or_default();
+            let pid = pid.trim();
+            if pid.is_empty() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                return None;
+            }
+            Some(pid.to_owned())
+        })
+        .expect("the fake dot started");
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dot_that_never_ends_is_stopped_at_its_time_limit_and_on_ctrl_c() {
+    let dir = scratch("viz-hung-dot");
+    let bin = hung_dot(&dir);
+    let graph = dir.join("tree.json");
+    std::fs::write(&graph, tree_text()).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let viz = |out: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_taskgraph"));
+        command
+            .args(["viz", graph.to_str().unwrap(), "-o"])
+            .arg(dir.join(out))
+            .env("PATH", &path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    };
+    // At the limit: an error that says what to do, dot killed, no file.
+    let output = viz("tree.svg")
+        .env("TASKGRAPH_DOT_TIMEOUT", "0.5")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("Graphviz's dot took more than 0.5 s on ")
+            && stderr.contains("TASKGRAPH_DOT_TIMEOUT=SECONDS"),
+        "{stderr}"
+    );
+    assert!(dot_gone(&dir) && !dir.join("tree.svg").exists());
+    // On SIGINT (no limit near): the command exits 130 and takes dot with
+    // it, for a page as for a picture.
+    std::fs::remove_file(dir.join("dot.pid")).unwrap();
+    let child = viz("tree.html").spawn().unwrap();
+    assert!(!dot_gone(&dir), "dot runs until the signal");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert!(dot_gone(&dir) && !dir.join("tree.html").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -112,6 +112,19 @@ pub enum Error {
         /// What it wrote to its standard error, trimmed.
         stderr: String,
     },
+    /// Graphviz's `dot` ran past its time limit, and was killed.
+    #[error(
+        "Graphviz's dot took more than {seconds} s{}, and was stopped: draw fewer tasks \
+         (--collapse, or a smaller graph), write a .dot file, or allow it longer with \
+         TASKGRAPH_DOT_TIMEOUT=SECONDS",
+        OnPath(path.as_deref())
+    )]
+    GraphvizTimedOut {
+        /// The picture being rendered, when it is a file.
+        path: Option<PathBuf>,
+        /// The limit.
+        seconds: f64,
+    },
     /// Graphviz's SVG, for an HTML page, has no `<svg>` element.
     #[error("Graphviz's output has no complete <svg> element")]
     NotSvg,

@@ -57,7 +57,7 @@ use graph_core::{Key, TaskGraph};
 pub use self::error::Error;
 pub use self::options::{Colour, Group, Options};
 pub use self::picture::Picture;
-pub use self::render::render;
+pub use self::render::{DOT_TIMEOUT, render, stop_renders};
 
 use self::figures::Figures;
 use self::render::Format;

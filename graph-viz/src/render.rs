@@ -1,9 +1,12 @@
 //! Writing pictures: the output format from the file's extension, Graphviz's
 //! `dot` for SVG, PNG and PDF, and files replaced whole.
 
-use std::io::{Read as _, Write as _};
+use std::io::{Read, Write as _};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::Error;
 
@@ -60,7 +63,9 @@ fn rendered(name: &str) -> Option<&'static str> {
 /// `pdf`; [`Error::GraphvizNotFound`] when `dot` is not on the `PATH` (the
 /// message says to install Graphviz); [`Error::Graphviz`], with what `dot`
 /// wrote to its standard error, when it fails (on text that is not DOT);
-/// [`Error::GraphvizIo`] when it cannot be started or its pipes fail.
+/// [`Error::GraphvizIo`] when it cannot be started or its pipes fail;
+/// [`Error::GraphvizTimedOut`] when it runs longer than [`DOT_TIMEOUT`] (or
+/// `TASKGRAPH_DOT_TIMEOUT` seconds), and is killed.
 ///
 /// # Example
 ///
@@ -81,6 +86,45 @@ fn rendered(name: &str) -> Option<&'static str> {
 /// ```
 pub fn render(dot: &str, format: &str) -> Result<Vec<u8>, Error> {
     render_for(dot, format, None)
+}
+
+/// How long `dot` may take to render one picture before it is killed
+/// ([`Error::GraphvizTimedOut`]), unless the environment variable
+/// `TASKGRAPH_DOT_TIMEOUT` gives another number of seconds.
+pub const DOT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The `dot` processes rendering now, by render: [`stop_renders`] kills
+/// them.
+static RENDERING: Mutex<Vec<(u64, Child)>> = Mutex::new(Vec::new());
+
+/// Numbers the renders, to find each one's `dot` in [`RENDERING`].
+static RENDERS: AtomicU64 = AtomicU64::new(0);
+
+/// Kills every Graphviz `dot` this process is running and waits for it to
+/// end: for a process about to exit on a signal, which would otherwise
+/// leave them running. The renders they were for fail with
+/// [`Error::GraphvizIo`].
+///
+/// # Example
+///
+/// ```
+/// graph_viz::stop_renders(); // none runs: nothing to do
+/// ```
+pub fn stop_renders() {
+    let mut rendering = RENDERING.lock().unwrap_or_else(PoisonError::into_inner);
+    for (_, child) in rendering.iter_mut() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    rendering.clear();
+}
+
+/// The render timeout: [`DOT_TIMEOUT`], or `TASKGRAPH_DOT_TIMEOUT` seconds.
+fn dot_timeout() -> Duration {
+    std::env::var("TASKGRAPH_DOT_TIMEOUT")
+        .ok()
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds.trim().parse().ok()?).ok())
+        .unwrap_or(DOT_TIMEOUT)
 }
 
 /// [`render`], for the picture `path` (named in errors) when it is a file.
@@ -108,30 +152,107 @@ pub(crate) fn render_for(dot: &str, format: &str, path: Option<&Path>) -> Result
         }
         Err(err) => return Err(io_error(err)),
     };
-    let Some(mut stdin) = child.stdin.take() else {
+    let (Some(mut stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        let _ = child.kill();
+        let _ = child.wait();
         return Err(io_error(std::io::Error::other(
-            "Graphviz's dot has no standard input",
+            "Graphviz's dot has no standard input or output",
         )));
     };
+    let render = RENDERS.fetch_add(1, Ordering::Relaxed);
+    lock_rendering().push((render, child));
+    // Fed and read on threads of their own, so that neither side waits on a
+    // full pipe, and this one can give up on a dot that never ends; a write
+    // that fails because dot stopped early is reported by dot itself.
     let text = dot.to_owned();
-    // Fed from another thread, so that neither side waits on a full pipe;
-    // a write that fails because dot stopped early is reported by dot itself.
     let feeder = std::thread::spawn(move || {
         let _ = stdin.write_all(text.as_bytes());
     });
-    let mut stdout = Vec::new();
-    if let Some(mut out) = child.stdout.take() {
-        out.read_to_end(&mut stdout).map_err(io_error)?;
-    }
-    let output = child.wait_with_output().map_err(io_error)?;
+    let reader = std::thread::spawn(move || read_all(stdout));
+    let errors = std::thread::spawn(move || read_all(stderr));
+    // A dot killed may leave a process of its own holding the pipes: the
+    // threads are then left to end with it.
+    let status = match wait_for(render, dot_timeout()) {
+        Ended::Exited(status) => status.map_err(io_error)?,
+        Ended::TimedOut(limit) => {
+            return Err(Error::GraphvizTimedOut {
+                path: path_buf(),
+                seconds: limit.as_secs_f64(),
+            });
+        }
+        Ended::Stopped => {
+            return Err(io_error(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "stopped: the process is exiting",
+            )));
+        }
+    };
     let _ = feeder.join();
-    if !output.status.success() {
+    let stdout = reader.join().unwrap_or_else(|_| Ok(Vec::new()));
+    let stderr = errors.join().unwrap_or_else(|_| Ok(Vec::new()));
+    if !status.success() {
         return Err(Error::Graphviz {
             path: path_buf(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            stderr: String::from_utf8_lossy(&stderr.unwrap_or_default())
+                .trim()
+                .to_owned(),
         });
     }
-    Ok(stdout)
+    stdout.map_err(io_error)
+}
+
+/// How a render's `dot` ended.
+enum Ended {
+    /// It exited (or waiting for it failed).
+    Exited(std::io::Result<ExitStatus>),
+    /// It ran past the limit, and was killed.
+    TimedOut(Duration),
+    /// [`stop_renders`] killed it.
+    Stopped,
+}
+
+/// Waits for the `dot` of `render` to exit, killing it past `limit`. Looks
+/// every few milliseconds at first, and less often the longer it runs.
+fn wait_for(render: u64, limit: Duration) -> Ended {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mut rendering = lock_rendering();
+        let Some(at) = rendering.iter().position(|(r, _)| *r == render) else {
+            return Ended::Stopped;
+        };
+        let child = &mut rendering[at].1;
+        let status = match child.try_wait() {
+            Ok(None) if started.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                rendering.swap_remove(at);
+                return Ended::TimedOut(limit);
+            }
+            Ok(None) => None,
+            Ok(Some(status)) => Some(Ok(status)),
+            Err(err) => Some(Err(err)),
+        };
+        if let Some(status) = status {
+            rendering.swap_remove(at);
+            return Ended::Exited(status);
+        }
+        drop(rendering);
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+fn lock_rendering() -> MutexGuard<'static, Vec<(u64, Child)>> {
+    RENDERING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn read_all(mut from: impl Read) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    from.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Writes `bytes` to `path` whole, with [`graph_core::file::write_atomically`]:
