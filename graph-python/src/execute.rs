@@ -9,11 +9,23 @@
 //! as soon as its last reader has run. Python is entered only to run a task
 //! and to call the hooks that dask's callbacks hang on.
 //!
-//! Under a memory limit each result is measured (`dask.sizeof`), and the
-//! results the scheduler chooses to spill are handed to a Python spiller
-//! (`taskgraph.dask._Spill`, pickle protocol 5) and read back, through it,
-//! when a task reads them; their slots in the result list hold a marker
-//! meanwhile.
+//! Under a memory limit each result is measured (`dask.sizeof`, through
+//! `taskgraph._sizes.SafeSizeof`), and the results the scheduler chooses to
+//! spill are handed to a Python spiller (`taskgraph._spill.Spill`, pickle
+//! protocol 5) and read back, through it, when a task reads them; their
+//! slots in the result list hold a marker meanwhile. One worker reads a
+//! result back while the others that need it wait, and its file goes once
+//! it is read: a result spilled again is written again.
+//!
+//! No thread of a run may be left inside these frames when the interpreter
+//! finalizes: one that takes the GIL back then is ended by a forced unwind,
+//! which aborts the process. So after a success or an error `taskgraph.dask`
+//! returns only once none is: it joins the threads of its own and, on a
+//! pool, waits for the jobs running there ([`State::jobs`],
+//! [`Execution::settle`]). After Ctrl-C it returns at once, as dask does
+//! (a task may wait for the call to end); the threads that wait then (its
+//! own, which are not daemons, or one that settles) keep the interpreter
+//! from finalizing until the tasks end.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -24,10 +36,13 @@ use graph_exec::{
     OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, run_order,
 };
 use graph_order::OrderConfig;
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError,
+};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySet};
+use rustc_hash::FxHashSet;
 use self_cell::self_cell;
 
 use crate::convert::{Converted, External, Reading, convert};
@@ -76,6 +91,9 @@ struct State {
     /// Tasks a worker took in a batch and handed back unrun, when one of
     /// the batch proved slow: other workers take these first.
     spare: Vec<NodeId>,
+    /// Jobs running on the pool now (see [`Running`]): the run is not over
+    /// for its caller until none is.
+    jobs: usize,
 }
 
 /// One run, shared by its workers.
@@ -107,14 +125,18 @@ struct Shared {
     posttask: Option<Py<PyAny>>,
     /// How many workers the run is for.
     workers: usize,
-    /// `dask.sizeof.sizeof`, when results are measured (under a memory
-    /// limit, or for `RunStats`).
+    /// `dask.sizeof.sizeof` made safe (`taskgraph._sizes.SafeSizeof`), when
+    /// results are measured (under a memory limit, or for `RunStats`).
     sizeof: Option<Py<PyAny>>,
-    /// Writes results to disk and reads them back (`taskgraph.dask`'s
-    /// `_Spill`), under a memory limit.
+    /// Writes results to disk and reads them back
+    /// (`taskgraph._spill.Spill`), under a memory limit.
     spiller: Option<Py<PyAny>>,
     /// What a spilled result's slot in `values` holds.
     spilled_mark: Py<PyAny>,
+    /// The spilled results a worker is reading back now; the others that
+    /// need one wait on `read_back` until it is in memory.
+    reading: Mutex<FxHashSet<usize>>,
+    read_back: Condvar,
     /// `_thread.get_ident`: the worker id the `posttask` hook is given.
     get_ident: Py<PyAny>,
 }
@@ -160,8 +182,12 @@ impl Execution {
     /// With `memory_limit` (bytes), `sizeof` measures each result and
     /// `spiller` writes the results the scheduler spills (`write(node,
     /// value, key) -> bool`, false for a value it cannot write), reads them
-    /// back (`read(node)`) and drops them (`discard(node)`). With `sizeof`
-    /// alone, results are measured for the statistics.
+    /// back (`read(node, key)`, once per spill: the file goes) and drops
+    /// them (`discard(node)`). With `sizeof` alone, results are measured
+    /// for the statistics. A `sizeof` that raises an `Exception`, or gives
+    /// what is not a size (see [`measured_bytes`]), counts the result as
+    /// [`FALLBACK_RESULT_BYTES`]: `taskgraph.dask` hands over one that
+    /// warns and never does.
     ///
     /// `sizes` and `layers` are `taskgraph.order`'s: where they tell sizes,
     /// the order weighs results by them, and the scheduler takes the sizes
@@ -263,6 +289,7 @@ impl Execution {
                     failed: None,
                     overflow: None,
                     spare: Vec::new(),
+                    jobs: 0,
                 }),
                 wake: Condvar::new(),
                 startable: Startable::default(),
@@ -280,6 +307,8 @@ impl Execution {
                 sizeof,
                 spiller,
                 spilled_mark: py.get_type::<pyo3::types::PyAny>().call0()?.unbind(),
+                reading: Mutex::new(FxHashSet::default()),
+                read_back: Condvar::new(),
                 get_ident: py.import("_thread")?.getattr("get_ident")?.unbind(),
             }),
         })
@@ -353,11 +382,32 @@ impl Execution {
 
     /// Runs the tasks on a pool: `submit(job)` is called with a callable per
     /// task (at most `workers` at once), which runs that task on whatever
-    /// thread calls it. Returns when the run is over.
+    /// thread calls it. Returns when the run is over; jobs of it may still
+    /// be running (see [`Execution::settle`]), and a job called after that
+    /// returns at once.
     #[pyo3(signature = (submit, *, main=false))]
     fn submit_to(&self, py: Python<'_>, submit: &Bound<'_, PyAny>, main: bool) -> PyResult<()> {
-        self.shared
-            .guarded(|| self.shared.submit_to(py, &self.shared, submit, main))
+        self.shared.guarded(|| {
+            self.shared.submit_to(py, &self.shared, submit, main);
+            Ok(())
+        })
+    }
+
+    /// Waits, once the run is over, until no job of it is running on the
+    /// pool. `main`: the caller is Python's main thread, and a Ctrl-C
+    /// raises `KeyboardInterrupt` at once.
+    #[pyo3(signature = (*, main=false))]
+    fn settle(&self, py: Python<'_>, main: bool) -> PyResult<()> {
+        self.shared.settle(py, main)
+    }
+
+    /// Whether the run ended with `KeyboardInterrupt` (Ctrl-C).
+    #[getter]
+    fn interrupted(&self, py: Python<'_>) -> bool {
+        lock(&self.shared.state)
+            .error
+            .as_ref()
+            .is_some_and(|err| err.is_instance_of::<PyKeyboardInterrupt>(py))
     }
 
     /// For tests: the next turn of a worker's loop panics, as a bug in it
@@ -688,14 +738,44 @@ impl Shared {
         Step::Run
     }
 
-    /// Runs the tasks on a pool through `submit`, at most `workers` at once.
-    fn submit_to(
-        &self,
-        py: Python<'_>,
-        this: &Arc<Shared>,
-        submit: &Bound<'_, PyAny>,
-        main: bool,
-    ) -> PyResult<()> {
+    /// Waits until no job of the run is running on the pool, once the run
+    /// is stopped (none starts after that). The main thread looks for
+    /// Ctrl-C meanwhile; another waits in one stretch, without the GIL.
+    fn settle(&self, py: Python<'_>, main: bool) -> PyResult<()> {
+        if !main {
+            py.detach(|| {
+                let mut state = lock(&self.state);
+                while state.jobs > 0 {
+                    state = self
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            });
+            return Ok(());
+        }
+        loop {
+            let settled = py.detach(|| {
+                let state = lock(&self.state);
+                if state.jobs == 0 {
+                    return true;
+                }
+                let (state, _) = self
+                    .wake
+                    .wait_timeout(state, SIGNAL_POLL)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.jobs == 0
+            });
+            if settled {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
+    }
+
+    /// Hands the run's tasks to the pool through `submit`, at most
+    /// `workers` at once, until the run is over; errors end the run.
+    fn submit_to(&self, py: Python<'_>, this: &Arc<Shared>, submit: &Bound<'_, PyAny>, main: bool) {
         let mut taken = Vec::new();
         let mut spill = Vec::new();
         loop {
@@ -729,16 +809,16 @@ impl Shared {
             });
             if main && let Err(err) = py.check_signals() {
                 self.fail(err, None);
-                return Ok(());
+                return;
             }
             match step {
-                Step::Stop => return Ok(()),
+                Step::Stop => return,
                 Step::Signals => continue,
                 Step::Run => {}
             }
             if let Err(err) = self.spill(py, &mut spill) {
                 self.fail(err, None);
-                return Ok(());
+                return;
             }
             for node in taken.drain(..) {
                 let job = Job {
@@ -747,7 +827,7 @@ impl Shared {
                 };
                 if let Err(err) = submit.call1((job,)) {
                     self.fail(err, None);
-                    return Ok(());
+                    return;
                 }
             }
         }
@@ -846,7 +926,9 @@ impl Shared {
         Ok(())
     }
 
-    /// The result of `node`, read back from disk if it was spilled.
+    /// The result of `node`, read back from disk if it was spilled. Its
+    /// file goes once it is read, so several tasks that need it at once
+    /// take turns: one reads it, the others wait for it in memory.
     fn value<'py>(
         &self,
         py: Python<'py>,
@@ -854,14 +936,33 @@ impl Shared {
         node: NodeId,
     ) -> PyResult<Bound<'py, PyAny>> {
         let i = node.index();
-        let value = values.get_item(i)?;
-        match &self.spiller {
-            Some(spiller) if value.is(&self.spilled_mark) => {
-                let value = spiller.bind(py).call_method1(intern!(py, "read"), (i,))?;
-                values.set_item(i, &value)?;
-                Ok(value)
+        let Some(spiller) = &self.spiller else {
+            return values.get_item(i);
+        };
+        loop {
+            let value = values.get_item(i)?;
+            if !value.is(&self.spilled_mark) {
+                return Ok(value);
             }
-            _ => Ok(value),
+            // Nothing between the look at the slot and the claim lets
+            // another thread take the GIL.
+            if let Some(_reading) = ReadingBack::claim(self, i) {
+                let key = self.graph.keys[i].bind(py);
+                let value = spiller
+                    .bind(py)
+                    .call_method1(intern!(py, "read"), (i, key))?;
+                values.set_item(i, &value)?;
+                return Ok(value);
+            }
+            py.detach(|| {
+                let mut reading = lock(&self.reading);
+                while reading.contains(&i) {
+                    reading = self
+                        .read_back
+                        .wait(reading)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            });
         }
     }
 
@@ -892,7 +993,7 @@ impl Shared {
         }
         let value = self.evaluate(py, node)?;
         let bytes = match &self.sizeof {
-            Some(sizeof) => sizeof.call1(py, (&value,))?.extract::<u64>(py)?,
+            Some(sizeof) => measured_bytes(py, sizeof, &value)?,
             None => 0,
         };
         self.values.bind(py).set_item(node.index(), &value)?;
@@ -962,6 +1063,56 @@ impl State {
     }
 }
 
+/// A spilled result one worker is reading back, claimed in
+/// [`Shared::reading`] until it is dropped; the workers waiting for it are
+/// then woken, to find it in memory (or, if the read failed, to try it
+/// themselves).
+struct ReadingBack<'a> {
+    run: &'a Shared,
+    node: usize,
+}
+
+impl<'a> ReadingBack<'a> {
+    /// Claims `node`, unless another worker is reading it back.
+    fn claim(run: &'a Shared, node: usize) -> Option<ReadingBack<'a>> {
+        lock(&run.reading)
+            .insert(node)
+            .then_some(ReadingBack { run, node })
+    }
+}
+
+impl Drop for ReadingBack<'_> {
+    fn drop(&mut self) {
+        lock(&self.run.reading).remove(&self.node);
+        self.run.read_back.notify_all();
+    }
+}
+
+/// What a result counts for when `sizeof` cannot tell (as
+/// `distributed.sizeof.safe_sizeof` counts it).
+const FALLBACK_RESULT_BYTES: u64 = 1_000_000;
+
+/// The most bytes a result is taken to take: more than any machine holds
+/// (256 TiB), and far enough below 2^64 that sums of them do not overflow.
+const MAX_RESULT_BYTES: u64 = 1 << 48;
+
+/// `sizeof(value)` as bytes: [`FALLBACK_RESULT_BYTES`] where it raises an
+/// `Exception` or gives anything but an integer from 0 to
+/// [`MAX_RESULT_BYTES`] (a measure only observes: it never fails the run).
+/// `taskgraph._sizes.SafeSizeof` does the same and warns.
+fn measured_bytes(py: Python<'_>, sizeof: &Py<PyAny>, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    match sizeof.call1(py, (value,)) {
+        Ok(bytes) => Ok(bytes
+            .extract::<u64>(py)
+            .ok()
+            .filter(|&bytes| bytes <= MAX_RESULT_BYTES)
+            .unwrap_or(FALLBACK_RESULT_BYTES)),
+        Err(err) if err.is_instance_of::<PyException>(py) => Ok(FALLBACK_RESULT_BYTES),
+        // Ctrl-C, or a task's `SystemExit` in `__sizeof__`: not a measure.
+        Err(err) => Err(err),
+    }
+}
+
 /// One task of a run, submitted to a pool: calling it runs the task.
 #[pyclass(frozen, module = "taskgraph._native")]
 struct Job {
@@ -973,10 +1124,46 @@ struct Job {
 impl Job {
     fn __call__(&self, py: Python<'_>) -> PyResult<()> {
         let run = &self.run;
+        // Counted while it runs, so that the call waits for it; a job the
+        // pool calls after the run ended does nothing.
+        let Some(_running) = Running::enter(run) else {
+            return Ok(());
+        };
         run.guarded(|| {
             self.call(py);
             Ok(())
         })
+    }
+}
+
+/// A job of the run running on the pool, counted in [`State::jobs`] from
+/// [`Running::enter`] until it is dropped (called with the GIL held, as is
+/// every lock of the state but in `detach`).
+struct Running<'a> {
+    run: &'a Shared,
+}
+
+impl<'a> Running<'a> {
+    /// Counts a job in, unless the run is over.
+    fn enter(run: &'a Shared) -> Option<Running<'a>> {
+        let mut state = lock(&run.state);
+        if state.stop {
+            return None;
+        }
+        state.jobs += 1;
+        Some(Running { run })
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.run.state);
+        state.jobs -= 1;
+        let settled = state.jobs == 0;
+        drop(state);
+        if settled {
+            self.run.wake.notify_all();
+        }
     }
 }
 

@@ -12,7 +12,79 @@ the keys are matched to them in Rust (``taskgraph._native``), where the
 graph is walked.
 """
 
-__all__ = ["chunk_layers"]
+import threading
+
+__all__ = ["SafeSizeof", "chunk_layers"]
+
+# What a result counts for when ``sizeof`` cannot tell, as
+# ``distributed.sizeof.safe_sizeof`` counts it; and the most a result is
+# taken to take (more than any machine holds: 256 TiB). The scheduler in
+# Rust (``graph-python/src/execute.rs``) holds the same two figures.
+FALLBACK_BYTES = 1_000_000
+MAX_BYTES = 1 << 48
+
+
+class SafeSizeof:
+    """``dask.sizeof.sizeof`` that never fails: where it raises an
+    ``Exception`` (a ``__sizeof__`` that raises, or returns a negative, a
+    huge or a float number: ``sys.getsizeof`` refuses those), or gives
+    anything but an integer from 0 to 2^48, the result counts as 1 MB
+    (``FALLBACK_BYTES``), with one ``RuntimeWarning`` per type of value
+    (per instance: one per run). Measuring only observes a run: it never
+    changes its outcome.
+
+    >>> class Odd:
+    ...     def __sizeof__(self):
+    ...         return -1
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     measure = SafeSizeof()
+    ...     measure(Odd()), measure(Odd()), measure([1, 2]) > 0
+    (1000000, 1000000, True)
+    >>> len(caught), "Odd" in str(caught[0].message)
+    (1, True)
+    """
+
+    def __init__(self):
+        from dask.sizeof import sizeof
+
+        self._sizeof = sizeof
+        self._warned = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, value):
+        import operator
+
+        try:
+            size = self._sizeof(value)
+        except Exception as err:  # noqa: BLE001 (a measure only observes)
+            self._warn(value, f"raised {type(err).__name__}: {err}")
+            return FALLBACK_BYTES
+        try:
+            size = operator.index(size)
+        except TypeError:
+            self._warn(value, f"gave {size!r}, not a number of bytes")
+            return FALLBACK_BYTES
+        if not 0 <= size <= MAX_BYTES:
+            self._warn(value, f"gave {size} bytes")
+            return FALLBACK_BYTES
+        return size
+
+    def _warn(self, value, what):
+        kind = type(value)
+        with self._lock:
+            if kind in self._warned:
+                return
+            self._warned.add(kind)
+        import warnings
+
+        warnings.warn(
+            f"taskgraph: dask.sizeof.sizeof of a result of type {kind.__module__}.{kind.__qualname__} {what}; "
+            f"such results count as {FALLBACK_BYTES} bytes",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def chunk_layers(obj):

@@ -223,7 +223,9 @@ class Caller:
                 return
         sizeof = None
         if options.get("measure"):
-            from dask.sizeof import sizeof
+            from taskgraph._sizes import SafeSizeof
+
+            sizeof = SafeSizeof()
         try:
             run = _native.WorkerRun(
                 plan,

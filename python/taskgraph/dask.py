@@ -73,6 +73,7 @@ import threading
 
 from taskgraph import _native
 from taskgraph._processes import Processes
+from taskgraph._spill import SpillError
 
 FORMAT = "taskgraph-json/1"
 
@@ -80,6 +81,7 @@ __all__ = [
     "FORMAT",
     "Processes",
     "RunStats",
+    "SpillError",
     "dump",
     "get",
     "install",
@@ -318,12 +320,25 @@ def get(
       ``"2GiB"``; also dask.config ``taskgraph.memory-limit``): results are
       measured with ``dask.sizeof.sizeof``, tasks wait while their inputs
       and result would not fit, and where nothing fits the results the order
-      needs latest go to a private temporary directory (pickle protocol 5,
-      array buffers written without copies) until a task reads them. The
-      directory is removed however the call ends. A result that cannot be
-      pickled stays in memory and counts (one warning names it); a task
-      whose inputs and result alone exceed the limit raises ``MemoryError``
-      naming it. :class:`RunStats` tells what a run held and spilled.
+      needs latest go to a private temporary directory (mode 0700, files
+      0600; pickle protocol 5, array buffers written without copies) until
+      a task reads them. A file goes as soon as its result is read back
+      (once, however many tasks read it), so the directory holds only what
+      is on disk at the moment; a result spilled again is written again.
+      The directory is removed however the call ends. Each file is checked
+      before it is unpickled, against an HMAC-SHA256 whose key never leaves
+      memory: a file changed, replaced or removed meanwhile, or a result
+      that does not unpickle, raises :class:`SpillError` naming the task and
+      the file, and nothing of the file is unpickled. A file that cannot be
+      written (a full disk) raises :class:`SpillError` naming the task and
+      the directory, chained from the ``OSError`` (whose ``errno`` it
+      keeps). A result that cannot be pickled stays in memory and counts
+      (one warning names it); a task whose inputs and result alone exceed
+      the limit raises ``MemoryError`` naming it. :class:`RunStats` tells
+      what a run held and spilled. A result whose measure fails (its
+      ``sizeof`` raises, or gives a negative, huge or float number) counts
+      as 1 MB, with one ``RuntimeWarning`` naming its type: measuring never
+      changes a run's outcome, under a limit or inside ``RunStats``.
     - ``sizes``: the bytes of the results, as for :func:`taskgraph.order`:
       a dict from key to bytes, None (default) for those that can be found,
       or False to count results. ``x.compute(scheduler="taskgraph")`` hands
@@ -355,9 +370,13 @@ def get(
       ``rerun_exceptions_locally`` does not apply (the task ran in another
       process).
 
-    A task's exception is raised as itself, its frames in the traceback.
+    A task's exception is raised as itself, its frames in the traceback,
+    once the tasks still running on other threads have finished (no thread
+    of the run is left in Python when the call returns, however it ends).
     Ctrl-C stops the run: no task starts any more and the call raises
-    ``KeyboardInterrupt``. Tasks see the caller's ``contextvars``; a task may
+    ``KeyboardInterrupt`` at once, as dask's does (a Ctrl-C while the call
+    waits for the tasks of a failed run too); the tasks still running
+    finish on their threads, and the interpreter waits for them at exit. Tasks see the caller's ``contextvars``; a task may
     call ``get`` itself, and several threads may call it at once. Other
     keyword arguments are ignored, as ``dask.threaded.get`` ignores them.
 
@@ -426,9 +445,9 @@ def _on_threads(dsk, flat, cache, pool, num_workers, strategy, sizes, layers, me
     # bytes, counting each result by its measured size.
     sized = bool(layers) or (sizes is not None and sizes is not False)
     if memory_limit is not None or recorders or (sized and workers > 1):
-        from dask.sizeof import sizeof
+        from taskgraph._sizes import SafeSizeof
 
-        options["sizeof"] = sizeof
+        options["sizeof"] = SafeSizeof()
     if memory_limit is not None:
         from taskgraph._spill import Spill
 
@@ -544,6 +563,7 @@ def _run_to_end(run, submit, rerun):
     if submit is not None:
         submit_job, dead = submit(run)
         done = threading.Event()
+        watcher = None
         if dead is not None:
 
             def watch():
@@ -552,36 +572,79 @@ def _run_to_end(run, submit, rerun):
                         run.abandon(_DROPPED)
                         return
 
-            threading.Thread(target=watch, name="taskgraph-pool-watch", daemon=True).start()
+            watcher = threading.Thread(target=watch, name="taskgraph-pool-watch", daemon=True)
+            watcher.start()
         try:
             run.submit_to(submit_job, main=main)
+            _settle(run, main)
         finally:
             done.set()
+            if watcher is not None:
+                watcher.join()
     else:
+        # Not daemons: when the call does not wait for them (Ctrl-C), the
+        # interpreter still does before it finalizes.
         helpers = [
             threading.Thread(
                 target=contextvars.copy_context().run,
                 args=(run.work,),
                 name=f"taskgraph-worker-{i}",
-                daemon=True,
             )
             for i in range(1, run.workers)
         ]
+        started = []
         try:
             for helper in helpers:
                 helper.start()
+                started.append(helper)
             contextvars.copy_context().run(run.work, main=main)
-        except BaseException:
+        except BaseException as err:
             run.cancel()
+            if not isinstance(err, KeyboardInterrupt):
+                _join(run, started)
             raise
-        if not run.failed:
-            # The run is over: the helpers are leaving. (After an error they
-            # finish the task they run, which may take long, and leave.)
-            for helper in helpers:
-                helper.join()
+        _join(run, started)
     if rerun and run.failed_key() is not None:
         run.rerun_failed()
     return run.results()
+
+
+def _settle(run, main):
+    """Waits until no job of ``run`` is running on its pool: a job's thread
+    still in Rust frames when the interpreter finalizes aborts the process,
+    and a pool's threads are daemons. After Ctrl-C (or a Ctrl-C during the
+    wait) the call goes on at once, as dask's does: a task may be waiting
+    for it to end. A thread that is not a daemon waits instead, which the
+    interpreter waits for at exit."""
+
+    def in_the_background():
+        threading.Thread(target=run.settle, name="taskgraph-settle").start()
+
+    if run.interrupted:
+        in_the_background()
+        return
+    try:
+        run.settle(main=main)
+    except BaseException:
+        in_the_background()
+        raise
+
+
+def _join(run, helpers):
+    """Waits for ``helpers`` to leave the run: after an error each finishes
+    the task it runs first. A thread still in a task when the interpreter
+    finalizes would be ended inside Rust frames, which aborts the process.
+    After Ctrl-C (or a Ctrl-C during the wait) the call goes on at once, as
+    dask's does: a task may be waiting for it to end, and the helpers, not
+    daemons, are waited for by the interpreter at exit."""
+    if run.interrupted:
+        return
+    for helper in helpers:
+        try:
+            helper.join()
+        except BaseException:
+            run.cancel()
+            raise
 
 
 def _run_with_callbacks(dsk, flat, options, callbacks, cache, execute):
@@ -681,7 +744,8 @@ class RunStats:
     (3, 2)
 
     - ``peak_bytes``: the most bytes of results in memory at once in any
-      run (``dask.sizeof.sizeof`` of each result);
+      run (``dask.sizeof.sizeof`` of each result; 1 MB, with one warning
+      per type, for a result it cannot measure);
     - ``spilled_bytes``: the bytes written to disk, over all the runs;
     - ``peak_held``: the most results held at once in any run;
     - ``tasks_run``: the tasks run, over all the runs.
