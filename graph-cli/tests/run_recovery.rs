@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use common::{scratch, taskgraph};
 use run_distributed_common::{
-    alive, assignment_with, children_of, eventually, failing_chain, finish, hostfile, path, signal,
-    sockets_of, start, write_graph,
+    alive, assignment_with, children_of, eventually, failing_chain, finish, hostfile, leftovers,
+    path, signal, sockets_of, start, write_graph,
 };
 
 /// A task `key` that sleeps `nap` seconds, then gives `value`.
@@ -209,6 +209,17 @@ struct Ended {
     code: Option<i32>,
     report: serde_json::Value,
     stderr: String,
+    /// From the signal to the supervisor's end.
+    after_signal: Duration,
+}
+
+/// What else a run of [`run_signalling_with`] does: `then`, a signal sent
+/// to the victims this long after the first (`-CONT` after `-STOP`), and
+/// `tmp`, the run's `TMPDIR`.
+#[derive(Default)]
+struct Also<'a> {
+    then: Option<(&'a str, Duration)>,
+    tmp: Option<&'a Path>,
 }
 
 /// `taskgraph run FILE --json --processes N ARGS`, killing the worker
@@ -232,14 +243,30 @@ fn run_signalling(
     when: When,
     args: &[&str],
 ) -> Ended {
+    run_signalling_with(file, processes, victims, how, when, args, Also::default())
+}
+
+/// As [`run_signalling`], doing `also`.
+fn run_signalling_with(
+    file: &Path,
+    processes: usize,
+    victims: &[usize],
+    how: &str,
+    when: When,
+    args: &[&str],
+    also: Also<'_>,
+) -> Ended {
     let n = processes.to_string();
-    let mut supervisor = Command::new(env!("CARGO_BIN_EXE_taskgraph"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_taskgraph"));
+    command
         .args(["run", path(file), "--json", "--processes", &n])
         .args(args)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if let Some(tmp) = also.tmp {
+        command.env("TMPDIR", tmp);
+    }
+    let mut supervisor = command.spawn().unwrap();
     let workers = {
         let started = Instant::now();
         loop {
@@ -301,7 +328,26 @@ fn run_signalling(
             }
         }
     }
+    let signalled = Instant::now();
+    let then = also.then.map(|(how, after)| {
+        let victims: Vec<u32> = victims.iter().map(|&v| workers[v]).collect();
+        let how = how.to_owned();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            for victim in victims {
+                // It may have been stopped for good meanwhile.
+                let _ = Command::new("kill")
+                    .args([how.as_str(), &victim.to_string()])
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        })
+    });
     let (status, stderr) = finish(&mut supervisor, Duration::from_secs(120));
+    let after_signal = signalled.elapsed();
+    if let Some(then) = then {
+        then.join().unwrap();
+    }
     let mut stdout = String::new();
     if let Some(pipe) = supervisor.stdout.as_mut() {
         std::io::Read::read_to_string(pipe, &mut stdout).unwrap();
@@ -310,6 +356,7 @@ fn run_signalling(
         code: status.code(),
         report: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
         stderr,
+        after_signal,
     }
 }
 
@@ -481,6 +528,39 @@ fn a_frozen_worker_process_is_left_behind_after_the_heartbeat_timeout() {
 }
 
 #[test]
+fn a_worker_process_paused_past_the_heartbeat_is_stopped_and_its_work_recovered() {
+    // Paused longer than --heartbeat-timeout, then resumed: the others lost
+    // it first, so it is stopped and the run goes on without it (it used to
+    // say they had lost it, and the run was abandoned, 7 times of 7).
+    let dir = scratch("recovery-paused");
+    let file = graph(&dir, "tree");
+    let expected = local_results(&file);
+    for (processes, pause) in [(3, 2500), (2, 4000)] {
+        let ended = run_signalling_with(
+            &file,
+            processes,
+            &[1],
+            "-STOP",
+            When::After(Duration::from_millis(300)),
+            &["--heartbeat-timeout", "1", "--retries", "2"],
+            Also {
+                then: Some(("-CONT", Duration::from_millis(pause))),
+                ..Also::default()
+            },
+        );
+        let case = format!("paused {pause} ms of {processes}");
+        check_recovered(&ended, &expected, &[1], &case);
+        assert!(
+            ended
+                .stderr
+                .contains("was silent for longer than --heartbeat-timeout"),
+            "{case}: {}",
+            ended.stderr
+        );
+    }
+}
+
+#[test]
 fn more_losses_than_retries_end_the_run_naming_them() {
     let dir = scratch("recovery-retries");
     let file = graph(&dir, "random");
@@ -494,6 +574,114 @@ fn more_losses_than_retries_end_the_run_naming_them() {
     assert_eq!(ended.code, Some(2), "{}", ended.stderr);
     assert!(ended.stderr.contains("--retries 1"), "{}", ended.stderr);
     assert!(ended.stderr.contains("worker process"), "{}", ended.stderr);
+    assert!(
+        !ended.stderr.contains("processes 1 were"),
+        "{}",
+        ended.stderr
+    );
+}
+
+#[test]
+fn a_run_that_cannot_go_on_ends_at_its_loss_not_a_grace_period_later() {
+    // The survivors are stopped at once; they used to wait, idle, for the
+    // 10 s the supervisor gives processes to stop on their own.
+    let dir = scratch("recovery-abandoned");
+    let file = graph(&dir, "tree");
+    for (victims, retries) in [(&[1][..], "0"), (&[1, 2][..], "1")] {
+        let ended = run_killing(
+            &file,
+            3,
+            victims,
+            When::After(Duration::from_millis(300)),
+            &["--retries", retries],
+        );
+        let case = format!("--retries {retries}");
+        assert_eq!(ended.code, Some(2), "{case}: {}", ended.stderr);
+        assert!(
+            ended.stderr.contains("was killed by signal 9")
+                && ended.stderr.contains("the run was abandoned"),
+            "{case}: {}",
+            ended.stderr
+        );
+        assert!(
+            !ended.stderr.contains("was interrupted"),
+            "{case}: {}",
+            ended.stderr
+        );
+        assert!(
+            ended.after_signal < Duration::from_secs(6),
+            "{case}: ended {:?} after the loss",
+            ended.after_signal
+        );
+    }
+}
+
+/// A tree like [`graph`]'s `"tree"`, of 200 KB results (the built-in
+/// `blob`): under `--memory-limit 1MB` every process spills.
+fn spilling_tree(dir: &Path) -> PathBuf {
+    let blob = |seed: String, inputs: &[String]| {
+        let mut args = vec!["200000".to_owned(), seed];
+        args.extend(inputs.iter().map(|key| reference(key)));
+        format!(r#"{{"call":"blob","args":[{}]}}"#, args.join(","))
+    };
+    let mut tasks = Vec::new();
+    let leaves = 64;
+    for l in 0..leaves {
+        tasks.push(sleepy(&format!("n-0-{l}"), blob(l.to_string(), &[]), 0.02));
+    }
+    let (mut level, mut width) = (0, leaves);
+    while width > 1 {
+        for j in 0..width / 2 {
+            let inputs = [
+                format!("n-{level}-{}", 2 * j),
+                format!("n-{level}-{}", 2 * j + 1),
+            ];
+            tasks.push(sleepy(
+                &format!("n-{}-{j}", level + 1),
+                blob(j.to_string(), &inputs),
+                0.02,
+            ));
+        }
+        level += 1;
+        width /= 2;
+    }
+    tasks.push(format!(
+        r#"{{"key":"root","task":{{"call":"checksum","args":[{}]}}}}"#,
+        reference(&format!("n-{level}-0"))
+    ));
+    write_graph(&dir.join("spilling-tree.json"), &tasks)
+}
+
+#[test]
+fn a_killed_worker_leaves_no_spill_directory_behind() {
+    // A worker killed cannot remove its own spill directory; it is inside
+    // the supervisor's, which goes however the run ends: recovered, or
+    // abandoned with --retries 0.
+    let dir = scratch("recovery-spill-dir");
+    let file = spilling_tree(&dir);
+    let expected = local_results(&file);
+    for retries in ["2", "0"] {
+        let tmp = dir.join(format!("tmp-{retries}"));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let ended = run_signalling_with(
+            &file,
+            3,
+            &[1],
+            "-9",
+            When::After(Duration::from_millis(400)),
+            &["--memory-limit", "1MB", "--retries", retries],
+            Also {
+                tmp: Some(&tmp),
+                ..Also::default()
+            },
+        );
+        if retries == "0" {
+            assert_eq!(ended.code, Some(2), "{}", ended.stderr);
+        } else {
+            check_recovered(&ended, &expected, &[1], "spilling");
+        }
+        assert_eq!(leftovers(&tmp), Vec::<String>::new(), "--retries {retries}");
+    }
 }
 
 /// The shared secret of the hostfile runs.
@@ -555,6 +743,7 @@ fn run_hostfile_signalling(
     for &victim in victims {
         signal(children[victim].id(), how);
     }
+    let signalled = Instant::now();
     let order: Vec<usize> = (0..processes)
         .filter(|p| !victims.contains(p))
         .chain(victims.iter().copied())
@@ -575,6 +764,7 @@ fn run_hostfile_signalling(
                 code: status.code(),
                 report: serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null),
                 stderr,
+                after_signal: signalled.elapsed(),
             };
             (process, end)
         })

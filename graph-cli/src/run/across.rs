@@ -126,6 +126,10 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             let report = recovery::Report {
                 finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
                 held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
+                silent: match &error {
+                    Error::Silent { process, .. } => vec![*process],
+                    _ => Vec::new(),
+                },
             };
             let line = serde_json::to_string(&report)?;
             writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;

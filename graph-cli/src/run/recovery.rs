@@ -37,6 +37,11 @@ pub(crate) struct Report {
     pub(crate) finished: Vec<u32>,
     /// The results it holds.
     pub(crate) held: Vec<u32>,
+    /// The processes it lost because they stopped answering (by their
+    /// numbers in the attempt): frozen, paused, or cut off, they may still
+    /// be running, and the supervisor stops them.
+    #[serde(default)]
+    pub(crate) silent: Vec<usize>,
 }
 
 /// A line from the supervisor to a worker process.

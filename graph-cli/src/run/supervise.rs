@@ -61,7 +61,14 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
     let mut children = Vec::with_capacity(processes);
     let (reports, reported) = mpsc::channel();
     for process in 0..processes {
-        match spawn(args, &hostfile, &secret, process, reports.clone()) {
+        match spawn(
+            args,
+            &hostfile,
+            dir.path(),
+            &secret,
+            process,
+            reports.clone(),
+        ) {
             Ok(child) => children.push(child),
             Err(err) => {
                 end(children);
@@ -135,6 +142,9 @@ struct Worker {
     stderr: Option<JoinHandle<String>>,
     status: Option<ExitStatus>,
     killed_by_us: bool,
+    /// Whether its standard input was closed for the run to stop, once it
+    /// could not go on without a lost process: it ends as if interrupted.
+    stopped_by_us: bool,
     /// Its number in the current attempt; `None` once it is lost.
     current: Option<usize>,
     /// What it holds, once it has reported a loss in the current attempt.
@@ -143,14 +153,21 @@ struct Worker {
     ran: Vec<u32>,
 }
 
+/// Starts worker process `process`. Its temporary files (spilled results)
+/// go into a directory of its own inside `dir`, the supervisor's, so that
+/// they go with it even when the worker is killed before it can remove
+/// them.
 fn spawn(
     args: &Args,
     hostfile: &Path,
+    dir: &Path,
     secret: &str,
     process: usize,
     reports: mpsc::Sender<(usize, Heard)>,
 ) -> anyhow::Result<Worker> {
     let exe = std::env::current_exe().context("finding the taskgraph executable")?;
+    let tmp = dir.join(format!("worker-{process}"));
+    std::fs::create_dir(&tmp).with_context(|| format!("making {}", tmp.display()))?;
     let mut command = Command::new(exe);
     command
         .arg("run")
@@ -162,6 +179,7 @@ fn spawn(
         .args(["--connect-timeout", &args.connect_timeout.to_string()])
         .args(["--heartbeat-timeout", &args.heartbeat_timeout.to_string()])
         .arg("--supervised")
+        .env("TMPDIR", &tmp)
         // Not on the command line, where any user of the machine could
         // read it, nor in a file.
         .env(SECRET_VARIABLE, secret);
@@ -196,6 +214,7 @@ fn spawn(
         stderr: Some(stderr),
         status: None,
         killed_by_us: false,
+        stopped_by_us: false,
         current: Some(process),
         reported: None,
         ran: Vec::new(),
@@ -264,6 +283,7 @@ fn watch(
             return Ok(Watched::Interrupted);
         }
         listen(reports, &mut workers, &mut recovery);
+        let mut abandoned = false;
         for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
             worker.status = worker.child.try_wait()?;
             let Some(status) = worker.status else {
@@ -272,16 +292,27 @@ fn watch(
             if status.success() || deadline.is_some() {
                 continue;
             }
-            if !recovery.lost(worker, status) {
-                deadline = Some(Instant::now() + GRACE);
+            match recovery.lost(worker, status) {
+                Loss::GoneOn => {}
+                Loss::Abandoned => {
+                    abandoned = true;
+                    deadline = Some(Instant::now() + GRACE);
+                }
+                Loss::Failed => deadline = Some(Instant::now() + GRACE),
             }
         }
         recovery.tell_lost(&mut workers);
         if deadline.is_none() {
             match recovery.go_on(&mut workers, dir, reports)? {
                 Step::Wait => {}
-                Step::GiveUp => deadline = Some(Instant::now() + GRACE),
+                Step::GiveUp => {
+                    abandoned = true;
+                    deadline = Some(Instant::now() + GRACE);
+                }
             }
+        }
+        if abandoned {
+            stop_the_rest(&mut workers);
         }
         if workers.iter().all(|w| w.status.is_some()) {
             break;
@@ -329,10 +360,9 @@ fn watch(
     }
     // A process interrupted on its own (SIGINT to it alone) explains why
     // the others lost it.
-    if let Some(worker) = workers
-        .iter()
-        .find(|w| !w.killed_by_us && w.status.and_then(|s| s.code()) == Some(INTERRUPTED))
-    {
+    if let Some(worker) = workers.iter().find(|w| {
+        !w.killed_by_us && !w.stopped_by_us && w.status.and_then(|s| s.code()) == Some(INTERRUPTED)
+    }) {
         bail!(
             "worker process {} (pid {}) was interrupted; the run was abandoned",
             worker.process,
@@ -359,6 +389,18 @@ fn watch(
     Ok(Watched::Done)
 }
 
+/// Once the run cannot go on without a lost process, stops the workers
+/// still running at once, rather than leave them waiting for an attempt
+/// that will not come: their standard input closes, and each ends its run
+/// (removing its temporary files) and exits.
+fn stop_the_rest(workers: &mut [Worker]) {
+    for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
+        if worker.stdin.take().is_some() {
+            worker.stopped_by_us = true;
+        }
+    }
+}
+
 /// Takes in what the workers have said.
 fn listen(heard: &mpsc::Receiver<(usize, Heard)>, workers: &mut [Worker], recovery: &mut Recovery) {
     while let Ok((process, said)) = heard.try_recv() {
@@ -367,6 +409,18 @@ fn listen(heard: &mpsc::Receiver<(usize, Heard)>, workers: &mut [Worker], recove
             Heard::Ran(ran) => workers[process].ran.extend(ran),
         }
     }
+}
+
+/// What a worker's end, not a success, means for the run.
+enum Loss {
+    /// It was lost, and the run goes on without it.
+    GoneOn,
+    /// It was lost, and `--retries` allows no loss more: the run is
+    /// abandoned.
+    Abandoned,
+    /// It failed with an error of its own, or was interrupted: the others
+    /// stop on their own.
+    Failed,
 }
 
 /// What `watch` does next about lost processes.
@@ -396,6 +450,9 @@ struct Recovery {
     untold: bool,
     /// Why the run could not go on, when it could not.
     failure: Option<String>,
+    /// The workers of the current attempt (by their numbers in it) that
+    /// the first report lost for their silence.
+    silent: Vec<usize>,
 }
 
 impl Recovery {
@@ -409,6 +466,7 @@ impl Recovery {
             since: None,
             untold: false,
             failure: None,
+            silent: Vec::new(),
         }
     }
 
@@ -437,9 +495,40 @@ impl Recovery {
     /// `worker` reports what it holds after losing another process.
     fn reported(&mut self, worker: &mut Worker, report: Report) {
         if worker.current.is_some() && worker.status.is_none() {
+            // The first to say whom it lost for their silence is believed:
+            // a process paused past the heartbeat says the same of the
+            // others once it runs again, but only after them.
+            if self.silent.is_empty() {
+                self.silent.clone_from(&report.silent);
+            }
             worker.reported = Some(report);
             self.since.get_or_insert_with(Instant::now);
         }
+    }
+
+    /// Stops the workers of the attempt that another has lost for their
+    /// silence and that still run (paused, frozen, or cut off from the
+    /// others): they are lost. `Step::GiveUp` if `--retries` allows no loss
+    /// more.
+    fn stop_the_silent(&mut self, workers: &mut [Worker]) -> anyhow::Result<Step> {
+        let silent = std::mem::take(&mut self.silent);
+        for worker in workers.iter_mut().filter(|w| w.status.is_none()) {
+            let Some(current) = worker.current.filter(|c| silent.contains(c)) else {
+                continue;
+            };
+            let how = "silent for longer than --heartbeat-timeout (paused, frozen or cut off?), \
+                       and was stopped"
+                .to_owned();
+            if self.lost_all.len() >= self.retries {
+                self.failure = Some(self.too_many(worker.process, &how, worker.child.id()));
+                return Ok(Step::GiveUp);
+            }
+            let _ = worker.child.kill();
+            worker.killed_by_us = true;
+            worker.status = Some(worker.child.wait()?);
+            self.lose(worker, current, how);
+        }
+        Ok(Step::Wait)
     }
 
     /// `worker` has ended with `status`, not a success: whether the run
@@ -447,25 +536,25 @@ impl Recovery {
     /// signal, or crashed) and `--retries` allows one loss more; a worker
     /// that ended with an error of its own (a task that fails fails again)
     /// or was interrupted ends the run.
-    fn lost(&mut self, worker: &mut Worker, status: ExitStatus) -> bool {
+    fn lost(&mut self, worker: &mut Worker, status: ExitStatus) -> Loss {
         let Some(current) = worker.current else {
-            return false;
+            return Loss::Failed;
         };
         let how = match (signal_of(status), status.code()) {
             (Some(signal), _) if !worker.killed_by_us => format!("killed by signal {signal}"),
             (None, Some(code)) if code != 1 && code != 2 && code != INTERRUPTED => {
                 format!("crashed with exit status {code}")
             }
-            _ => return false,
+            _ => return Loss::Failed,
         };
         if self.lost_all.len() >= self.retries {
             if !self.lost_all.is_empty() {
                 self.failure = Some(self.too_many(worker.process, &how, worker.child.id()));
             }
-            return false;
+            return Loss::Abandoned;
         }
         self.lose(worker, current, how);
-        true
+        Loss::GoneOn
     }
 
     fn lose(&mut self, worker: &mut Worker, current: usize, how: String) {
@@ -485,10 +574,14 @@ impl Recovery {
     /// The error of a loss past `--retries`.
     fn too_many(&self, process: usize, how: &str, pid: u32) -> String {
         let before: Vec<String> = self.lost_all.iter().map(|(p, _)| p.to_string()).collect();
+        let after = match before.as_slice() {
+            [] => String::new(),
+            [one] => format!(" after process {one} was lost"),
+            more => format!(" after processes {} were lost", more.join(", ")),
+        };
         format!(
-            "worker process {process} (pid {pid}) was {how} after processes {} were lost: more \
-             losses than --retries {} allows; the run was abandoned",
-            before.join(", "),
+            "worker process {process} (pid {pid}) was {how}{after}: more losses than --retries {} \
+             allows; the run was abandoned",
             self.retries
         )
     }
@@ -510,6 +603,11 @@ impl Recovery {
         let Some(since) = self.since else {
             return Ok(Step::Wait);
         };
+        if let Step::GiveUp = self.stop_the_silent(workers)? {
+            return Ok(Step::GiveUp);
+        }
+        // Told now, while the attempt that lost them is the current one.
+        self.tell_lost(workers);
         let alive: Vec<usize> = (0..workers.len())
             .filter(|&w| workers[w].status.is_none() && workers[w].current.is_some())
             .collect();
@@ -646,6 +744,7 @@ impl Recovery {
             }
         }
         self.since = None;
+        self.silent.clear();
         Ok(())
     }
 }
