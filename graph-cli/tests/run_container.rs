@@ -192,3 +192,143 @@ fn a_huge_key_in_a_small_gzip_is_refused_within_an_address_space_limit() {
         );
     }
 }
+
+/// A memory cgroup (v1) limited to some bytes, with a child group that has
+/// no limit of its own, made under this process's group and removed when
+/// dropped: `None` where such groups cannot be made here (no v1 memory
+/// controller, or not allowed to).
+struct LimitedParent {
+    parent: std::path::PathBuf,
+    child: std::path::PathBuf,
+}
+
+impl LimitedParent {
+    fn new(name: &str, bytes: u64) -> Option<LimitedParent> {
+        let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let group = membership.lines().find_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, group) = (parts.next()?, parts.next()?, parts.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == "memory")
+                .then_some(group)
+        })?;
+        let base =
+            std::path::Path::new("/sys/fs/cgroup/memory").join(group.trim_start_matches('/'));
+        let parent = base.join(format!("taskgraph-{name}-{}", std::process::id()));
+        std::fs::create_dir(&parent).ok()?;
+        let made = LimitedParent {
+            child: parent.join("run"),
+            parent,
+        };
+        std::fs::write(made.parent.join("memory.limit_in_bytes"), bytes.to_string()).ok()?;
+        std::fs::create_dir(&made.child).ok()?;
+        Some(made)
+    }
+
+    /// `taskgraph ARGS`, run in the child group.
+    fn taskgraph(&self, args: &[&str]) -> std::process::Output {
+        let procs = self.child.join("cgroup.procs");
+        Command::new("sh")
+            .arg("-c")
+            .arg(r#"echo $$ > "$0" && exec "$@""#)
+            .arg(procs)
+            .arg(env!("CARGO_BIN_EXE_taskgraph"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for LimitedParent {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.child);
+        let _ = std::fs::remove_dir(&self.parent);
+    }
+}
+
+/// A graph of `count` results of `mb` MB (the built-in `blob`), all read
+/// by one last task.
+fn blobs(dir: &std::path::Path, count: usize, mb: u64) -> std::path::PathBuf {
+    let mut tasks: Vec<String> = (0..count)
+        .map(|i| {
+            format!(
+                r#"{{"key": "b{i}", "task": {{"call": "blob", "args": [{}, {i}]}}}}"#,
+                mb * 1_000_000
+            )
+        })
+        .collect();
+    let refs: Vec<String> = (0..count)
+        .map(|i| format!(r#"{{"ref": "b{i}"}}"#))
+        .collect();
+    tasks.push(format!(
+        r#"{{"key": "all", "task": {{"call": "checksum", "args": [{}]}}}}"#,
+        refs.join(", ")
+    ));
+    let file = dir.join(format!("blobs-{count}x{mb}.json"));
+    std::fs::write(&file, common::document(&tasks)).unwrap();
+    file
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn worker_processes_share_the_tightest_cgroup_limit_on_their_path() {
+    let Some(groups) = LimitedParent::new("share", 400_000_000) else {
+        eprintln!("skipped: no v1 memory cgroup can be made here");
+        return;
+    };
+    let dir = scratch("container-cgroup-share");
+    // A task of 60 MB that reads two of 60 MB: 180 MB, more than a share
+    // of three quarters of the parent's 400 MB between two processes. Its
+    // limit used to go unread (the child has none of its own), and no
+    // results limit held across processes: the run made all three.
+    let tasks = [
+        r#"{"key": "a", "task": {"call": "blob", "args": [60000000, 0]}}"#.to_owned(),
+        r#"{"key": "b", "task": {"call": "blob", "args": [60000000, 1]}}"#.to_owned(),
+        r#"{"key": "c", "task": {"call": "blob", "args": [60000000, 2, {"ref": "a"}, {"ref": "b"}]}}"#
+            .to_owned(),
+    ];
+    let file = dir.join("three.json");
+    std::fs::write(&file, common::document(&tasks)).unwrap();
+    let run = groups.taskgraph(&["run", file.to_str().unwrap(), "--processes", "2"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("task 'c'"), "{stderr}");
+    let limit: u64 = stderr
+        .split("the worker's memory limit of ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|bytes| bytes.parse().ok())
+        .unwrap_or_else(|| panic!("no limit named: {stderr}"));
+    assert!(limit <= 400_000_000 / 4 * 3 / 2, "{limit}: {stderr}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_worker_process_the_oom_killer_ends_is_named_as_such() {
+    let Some(groups) = LimitedParent::new("oom", 150_000_000) else {
+        eprintln!("skipped: no v1 memory cgroup can be made here");
+        return;
+    };
+    let dir = scratch("container-cgroup-oom");
+    // Six results of 60 MB held at once, under a limit given far above the
+    // cgroup's.
+    let file = blobs(&dir, 6, 60);
+    let run = groups.taskgraph(&[
+        "run",
+        file.to_str().unwrap(),
+        "--processes",
+        "2",
+        "--memory-limit",
+        "2GB",
+        "--retries",
+        "0",
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("was killed by the kernel's out-of-memory killer (signal 9)")
+            && stderr.contains("the run was abandoned"),
+        "{stderr}"
+    );
+}

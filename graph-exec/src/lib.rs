@@ -51,7 +51,7 @@ pub use failure::{TaskFailure, panic_message};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
 pub use memory::{
     address_space_limit, cgroup_memory_limit, default_memory_limit, default_value_limit,
-    machine_memory, memory_ceiling,
+    machine_memory, memory_ceiling, oom_kills,
 };
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};

@@ -24,13 +24,19 @@ pub fn machine_memory() -> Option<(u64, u64)> {
     Some((total, field("MemAvailable:").unwrap_or(total)))
 }
 
-/// The memory limit of this process's cgroup, in bytes: cgroup v2's
-/// `memory.max` of its group and of every group above it (the smallest),
-/// or cgroup v1's `memory.limit_in_bytes`; `None` where no limit is set or
-/// the files cannot be read.
+/// The memory limit of this process's cgroup, in bytes: the smallest
+/// limit on the path from its group up to the root, for cgroup v2
+/// (`memory.max`) and v1 (`memory.limit_in_bytes`) alike, since a group is
+/// held to the limits of every group above it; `None` where no limit is
+/// set or the files cannot be read.
 pub fn cgroup_memory_limit() -> Option<u64> {
     let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let root = Path::new("/sys/fs/cgroup");
+    cgroup_limit_under(Path::new("/sys/fs/cgroup"), &membership)
+}
+
+/// [`cgroup_memory_limit`] for the groups `membership` (a
+/// `/proc/<pid>/cgroup` text) names, in the hierarchies mounted at `root`.
+fn cgroup_limit_under(root: &Path, membership: &str) -> Option<u64> {
     let mut limit = None;
     for line in membership.lines() {
         let mut parts = line.splitn(3, ':');
@@ -39,32 +45,42 @@ pub fn cgroup_memory_limit() -> Option<u64> {
             continue;
         };
         let group = group.trim_start_matches('/');
-        let found = if controllers.is_empty() {
-            // v2: a group is held to the limits of all the groups above it.
-            let mut dir = root.join(group);
-            let mut smallest = None;
-            loop {
-                let read = std::fs::read_to_string(dir.join("memory.max")).ok();
-                smallest = min_known(smallest, read.as_deref().and_then(cgroup_value));
-                if dir == root || !dir.pop() {
-                    break;
-                }
-            }
-            smallest
+        let (top, file) = if controllers.is_empty() {
+            (root.to_path_buf(), "memory.max")
         } else if controllers.split(',').any(|c| c == "memory") {
-            // v1: the group's own file, or the root's where the group is
-            // mounted as the root (in a container).
-            [root.join("memory").join(group), root.join("memory")]
-                .iter()
-                .find_map(|dir| std::fs::read_to_string(dir.join("memory.limit_in_bytes")).ok())
-                .as_deref()
-                .and_then(cgroup_value)
+            (root.join("memory"), "memory.limit_in_bytes")
         } else {
-            None
+            continue;
         };
-        limit = min_known(limit, found);
+        // From the group up; where the group is not there (a container
+        // that mounts its own group as the root) the path still ends at
+        // the top, whose file is the group's.
+        let mut dir = top.join(group);
+        loop {
+            let read = std::fs::read_to_string(dir.join(file)).ok();
+            limit = min_known(limit, read.as_deref().and_then(cgroup_value));
+            if dir == top || !dir.pop() {
+                break;
+            }
+        }
     }
     limit
+}
+
+/// How many processes the kernel's out-of-memory killer has killed since
+/// the machine started (Linux's `/proc/vmstat` `oom_kill`, which counts
+/// those a cgroup's limit made too); `None` where it is not told.
+///
+/// ```
+/// if let Some(before) = graph_exec::oom_kills() {
+///     assert!(graph_exec::oom_kills().unwrap() >= before);
+/// }
+/// ```
+pub fn oom_kills() -> Option<u64> {
+    std::fs::read_to_string("/proc/vmstat")
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
 }
 
 /// The process's address-space limit (`RLIMIT_AS`, its soft limit), in
@@ -161,6 +177,50 @@ mod tests {
         let unlimited = limits.replace("6144000000", "unlimited");
         assert_eq!(address_space_in(&unlimited), None);
         assert_eq!(address_space_in("Max open files 1024 4096 files"), None);
+    }
+
+    /// A cgroup hierarchy under a temporary root: `files` are (path,
+    /// text) pairs.
+    fn hierarchy(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = root.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn a_cgroup_is_held_to_the_limits_of_the_groups_above_it() {
+        const NONE_V1: &str = "9223372036854771712\n";
+        // v1: a child group with no limit of its own under a parent of 300 MB
+        // (only the group's own file used to be read).
+        let v1 = hierarchy(&[
+            ("memory/memory.limit_in_bytes", NONE_V1),
+            ("memory/jobs/memory.limit_in_bytes", "314572800\n"),
+            ("memory/jobs/run/memory.limit_in_bytes", NONE_V1),
+        ]);
+        let membership = "4:memory:/jobs/run\n3:cpu:/\n";
+        assert_eq!(cgroup_limit_under(v1.path(), membership), Some(314_572_800));
+        // The tighter of the group's own and its parent's.
+        std::fs::write(
+            v1.path().join("memory/jobs/run/memory.limit_in_bytes"),
+            "1000\n",
+        )
+        .unwrap();
+        assert_eq!(cgroup_limit_under(v1.path(), membership), Some(1000));
+        // A container: its group is mounted as the root.
+        let container = hierarchy(&[("memory/memory.limit_in_bytes", "5000\n")]);
+        assert_eq!(cgroup_limit_under(container.path(), membership), Some(5000));
+        // v2 alike, and no limit anywhere is none.
+        let v2 = hierarchy(&[
+            ("a/memory.max", "max\n"),
+            ("a/b/memory.max", "4096\n"),
+            ("a/b/c/memory.max", "max\n"),
+        ]);
+        assert_eq!(cgroup_limit_under(v2.path(), "0::/a/b/c\n"), Some(4096));
+        assert_eq!(cgroup_limit_under(v2.path(), "0::/a\n"), None);
     }
 
     #[test]

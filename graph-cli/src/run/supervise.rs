@@ -57,18 +57,22 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
         free_loopback_addresses(processes)?.join("\n") + "\n",
     )
     .with_context(|| format!("writing {}", hostfile.display()))?;
+    // The workers share this machine's memory and this process's cgroup:
+    // without a limit given, each holds its share of the default.
+    let memory_limit = args
+        .memory_limit
+        .unwrap_or_else(|| graph_exec::default_memory_limit() / processes as u64);
     let busy = crate::busy::Busy::start(format!("running on {processes} processes"));
     let mut children = Vec::with_capacity(processes);
     let (reports, reported) = mpsc::channel();
+    let started = Spawn {
+        hostfile: &hostfile,
+        dir: dir.path(),
+        secret: &secret,
+        memory_limit,
+    };
     for process in 0..processes {
-        match spawn(
-            args,
-            &hostfile,
-            dir.path(),
-            &secret,
-            process,
-            reports.clone(),
-        ) {
+        match spawn(args, &started, process, reports.clone()) {
             Ok(child) => children.push(child),
             Err(err) => {
                 end(children);
@@ -153,27 +157,36 @@ struct Worker {
     ran: Vec<u32>,
 }
 
+/// What every worker process of a run is started with.
+struct Spawn<'a> {
+    /// The run's hostfile.
+    hostfile: &'a Path,
+    /// The supervisor's private directory.
+    dir: &'a Path,
+    /// The run's secret.
+    secret: &'a str,
+    /// Each worker's `--memory-limit`.
+    memory_limit: u64,
+}
+
 /// Starts worker process `process`. Its temporary files (spilled results)
-/// go into a directory of its own inside `dir`, the supervisor's, so that
-/// they go with it even when the worker is killed before it can remove
-/// them.
+/// go into a directory of its own inside the supervisor's, so that they go
+/// with it even when the worker is killed before it can remove them.
 fn spawn(
     args: &Args,
-    hostfile: &Path,
-    dir: &Path,
-    secret: &str,
+    with: &Spawn<'_>,
     process: usize,
     reports: mpsc::Sender<(usize, Heard)>,
 ) -> anyhow::Result<Worker> {
     let exe = std::env::current_exe().context("finding the taskgraph executable")?;
-    let tmp = dir.join(format!("worker-{process}"));
+    let tmp = with.dir.join(format!("worker-{process}"));
     std::fs::create_dir(&tmp).with_context(|| format!("making {}", tmp.display()))?;
     let mut command = Command::new(exe);
     command
         .arg("run")
         .arg(&args.file)
         .arg("--hostfile")
-        .arg(hostfile)
+        .arg(with.hostfile)
         .args(["--process", &process.to_string()])
         .args(["--threads", &args.threads.max(1).to_string()])
         .args(["--connect-timeout", &args.connect_timeout.to_string()])
@@ -182,15 +195,13 @@ fn spawn(
         .env("TMPDIR", &tmp)
         // Not on the command line, where any user of the machine could
         // read it, nor in a file.
-        .env(SECRET_VARIABLE, secret);
+        .args(["--memory-limit", &with.memory_limit.to_string()])
+        .env(SECRET_VARIABLE, with.secret);
     if let Some(keys) = &args.keys {
         command.args(["--keys", keys]);
     }
     if let Some(assignment) = &args.assignment {
         command.arg("--assignment").arg(assignment);
-    }
-    if let Some(bytes) = args.memory_limit {
-        command.args(["--memory-limit", &bytes.to_string()]);
     }
     if args.json {
         command.arg("--json");
@@ -352,9 +363,10 @@ fn watch(
             && !worker.killed_by_us
         {
             bail!(
-                "worker process {} (pid {}) was killed by signal {signal}; the run was abandoned",
+                "worker process {} (pid {}) was {}; the run was abandoned",
                 worker.process,
-                worker.child.id()
+                worker.child.id(),
+                recovery.killed_how(signal)
             );
         }
     }
@@ -453,6 +465,8 @@ struct Recovery {
     /// The workers of the current attempt (by their numbers in it) that
     /// the first report lost for their silence.
     silent: Vec<usize>,
+    /// The kernel's count of out-of-memory kills when last looked at.
+    oom_kills: Option<u64>,
 }
 
 impl Recovery {
@@ -467,6 +481,7 @@ impl Recovery {
             untold: false,
             failure: None,
             silent: Vec::new(),
+            oom_kills: graph_exec::oom_kills(),
         }
     }
 
@@ -506,6 +521,22 @@ impl Recovery {
         }
     }
 
+    /// How a worker killed by `signal` was killed: by the kernel's
+    /// out-of-memory killer when it has killed a process since it was last
+    /// looked at, and the signal is SIGKILL.
+    fn killed_how(&mut self, signal: i32) -> String {
+        const SIGKILL: i32 = 9;
+        let now = graph_exec::oom_kills();
+        if signal == SIGKILL && now > self.oom_kills {
+            self.oom_kills = now;
+            return "killed by the kernel's out-of-memory killer (signal 9): the memory of this \
+                    machine, or of its cgroup, ran out (--memory-limit gives each worker process \
+                    a smaller share)"
+                .to_owned();
+        }
+        format!("killed by signal {signal}")
+    }
+
     /// Stops the workers of the attempt that another has lost for their
     /// silence and that still run (paused, frozen, or cut off from the
     /// others): they are lost. `Step::GiveUp` if `--retries` allows no loss
@@ -541,7 +572,7 @@ impl Recovery {
             return Loss::Failed;
         };
         let how = match (signal_of(status), status.code()) {
-            (Some(signal), _) if !worker.killed_by_us => format!("killed by signal {signal}"),
+            (Some(signal), _) if !worker.killed_by_us => self.killed_how(signal),
             (None, Some(code)) if code != 1 && code != 2 && code != INTERRUPTED => {
                 format!("crashed with exit status {code}")
             }
