@@ -70,6 +70,9 @@ pub struct Cluster {
     cancel: Option<CancelHandle>,
     lost: Option<CancelHandle>,
     progress: Option<crate::Progress>,
+    /// Whether this is the cluster of an attempt after a loss (see
+    /// [`Cluster::shrunk`]).
+    after_loss: bool,
 }
 
 /// How the processes of a cluster know each other.
@@ -108,6 +111,7 @@ impl Cluster {
             cancel: None,
             lost: None,
             progress: None,
+            after_loss: false,
         }
     }
 
@@ -165,8 +169,17 @@ impl Cluster {
                 .map(|&p| self.addresses[p].clone())
                 .collect(),
             process,
+            after_loss: true,
             ..self.clone()
         }
+    }
+
+    /// Whether this is the cluster of an attempt after a loss: a process
+    /// that proves the secret but not this attempt's claims is then one of
+    /// an earlier attempt (the lost process restarted, say), refused and
+    /// dropped, where in a first attempt it ends the run.
+    pub(crate) fn after_loss(&self) -> bool {
+        self.after_loss
     }
 
     /// Process `process` of the processes listed in a hostfile: one

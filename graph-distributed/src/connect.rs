@@ -367,21 +367,19 @@ fn accept_all(
                     links[process][channel as usize] = Some(stream);
                     accepted += 1;
                 }
-                // A process of this run that cannot run with this one.
+                // A process of this run that cannot run with this one;
+                // after a loss, one of an earlier attempt: dropped below.
                 Err(Failed {
                     problem,
                     proven: Some(process),
-                }) => {
+                }) if !cluster.after_loss() => {
                     return Err(Some(Error::Handshake {
                         peer,
                         process: Some(process as usize),
                         problem,
                     }));
                 }
-                Err(Failed {
-                    problem,
-                    proven: None,
-                }) => drop_one(peer, problem),
+                Err(Failed { problem, .. }) => drop_one(peer, problem),
             }
         }
         if accepted == expected {
@@ -482,4 +480,57 @@ pub(crate) fn resolve(address: &str) -> std::io::Result<SocketAddr> {
             format!("{address} resolves to nothing"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free_address() -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().to_string()
+    }
+
+    #[test]
+    fn after_a_loss_a_process_of_an_earlier_attempt_is_refused_and_the_attempt_connects() {
+        let addresses: Vec<String> = (0..3).map(|_| free_address()).collect();
+        let cluster = |process| {
+            Cluster::new(addresses.clone(), process, 1)
+                .unwrap()
+                .with_secret("a secret of the connect tests")
+                .unwrap()
+        };
+        // Process 1 was lost; 0 and 2 go on as 0 and 1 of two.
+        let (zero, one) = (cluster(0).shrunk(&[0, 2], 0), cluster(2).shrunk(&[0, 2], 1));
+        let Auth::Secret(key) = zero.auth() else {
+            panic!("the cluster has a secret");
+        };
+        let fingerprint = [7; 32];
+        std::thread::scope(|scope| {
+            let zero_links = scope.spawn(|| link(&zero, Arc::clone(key), fingerprint));
+            // Process 1, restarted with the first attempt's hostfile, dials
+            // process 0 and proves the secret: a process of 3, not of 2.
+            let mut stray = loop {
+                match TcpStream::connect(&addresses[0]) {
+                    Ok(stream) => break stream,
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            };
+            let hello = Hello {
+                channel: Channel::ALL[0] as u32,
+                process: 1,
+                processes: 3,
+                threads: 1,
+                fingerprint,
+                nonce: handshake::nonce().unwrap(),
+            };
+            let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+            assert!(handshake::dial(&mut stray, Key(key), &hello, 0, deadline).is_err());
+            // It used to end process 0's attempt ("it expects 3 processes,
+            // this process 2"); now the survivor that comes next is let in.
+            let one_links = scope.spawn(|| link(&one, Arc::clone(key), fingerprint));
+            assert!(zero_links.join().unwrap().is_ok());
+            assert!(one_links.join().unwrap().is_ok());
+        });
+    }
 }

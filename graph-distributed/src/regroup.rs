@@ -26,7 +26,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -441,7 +441,7 @@ impl Gathering {
         let processes = cluster.processes();
         let accepting = std::thread::Builder::new()
             .name("taskgraph-regroup".to_string())
-            .spawn(move || accept(&listener, &key, hello, processes, &stopping, &send))
+            .spawn(move || accept(listener, &key, hello, processes, &stopping, &send))
             .map_err(listen_error)?;
         Ok(Gathering {
             stop,
@@ -478,48 +478,95 @@ impl Drop for Gathering {
     }
 }
 
+/// Who joins through a gathering's listener.
+struct Admission {
+    /// The slots claimed, by process: a process joins once.
+    claimed: Vec<bool>,
+    /// Whether the gathering has closed: no one is let in after that.
+    closed: bool,
+    /// How many that proved the secret are still on their way in (their
+    /// reports coming).
+    joining: usize,
+}
+
+/// An [`Admission`] shared by the threads that take joiners, and the
+/// condition that `joining` has gone down.
+type Admissions = Arc<(Mutex<Admission>, Condvar)>;
+
+fn admit(admissions: &Admissions) -> MutexGuard<'_, Admission> {
+    admissions.0.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The accepting thread: each connection's handshake and report on a
-/// thread of its own, until `stop`.
+/// thread of its own, until `stop`. Then it stops listening (the next
+/// attempt may bind the same address) and waits, within the handshake's
+/// timeout, for the survivors that have proved the secret and whose
+/// reports are on their way; a connection that has proved nothing (a
+/// stranger, silent or not) is not waited for, but left to time out on its
+/// own thread, so that it never holds up the regroup.
 fn accept(
-    listener: &TcpListener,
+    listener: TcpListener,
     key: &Arc<[u8]>,
     hello: Hello,
     processes: usize,
     stop: &AtomicBool,
     joined: &mpsc::Sender<Joiner>,
 ) {
-    let claimed = Arc::new(Mutex::new(vec![false; processes]));
-    let mut takers = Vec::new();
+    let admissions: Admissions = Arc::new((
+        Mutex::new(Admission {
+            claimed: vec![false; processes],
+            closed: false,
+            joining: 0,
+        }),
+        Condvar::new(),
+    ));
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((stream, _)) => {
-                let (key, claimed, joined) =
-                    (Arc::clone(key), Arc::clone(&claimed), joined.clone());
-                let taker = std::thread::Builder::new()
+                let (key, admissions, joined) =
+                    (Arc::clone(key), Arc::clone(&admissions), joined.clone());
+                // Not joined: see above.
+                let _ = std::thread::Builder::new()
                     .name("taskgraph-regroup-join".to_string())
                     .spawn(move || {
-                        if let Some(joiner) = take(stream, &key, hello, &claimed) {
+                        let mut proved = false;
+                        if let Some(joiner) = take(stream, &key, hello, &admissions, &mut proved) {
                             let _ = joined.send(joiner);
                         }
+                        if proved {
+                            admit(&admissions).joining -= 1;
+                            admissions.1.notify_all();
+                        }
                     });
-                takers.extend(taker.ok());
             }
             Err(_) => std::thread::sleep(Duration::from_millis(2)),
         }
     }
-    // A joiner whose report is on its way is waited for, within the
-    // handshake's timeout.
-    for taker in takers {
-        let _ = taker.join();
+    drop(listener);
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let mut admission = admit(&admissions);
+    admission.closed = true;
+    while admission.joining > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        admission = admissions
+            .1
+            .wait_timeout(admission, left)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
     }
 }
 
-/// One joining survivor: the handshake, then its report.
+/// One joining survivor: the handshake, then its report. `proved` is set
+/// once it has proved the secret and claimed its slot.
 fn take(
     mut stream: TcpStream,
     key: &[u8],
     hello: Hello,
-    claimed: &Mutex<Vec<bool>>,
+    admissions: &Admissions,
+    proved: &mut bool,
 ) -> Option<Joiner> {
     stream.set_nonblocking(false).ok()?;
     let hello = Hello {
@@ -534,10 +581,19 @@ fn take(
         &[Channel::Regroup],
         deadline,
         |process, _| {
-            let mut claimed = claimed.lock().unwrap_or_else(PoisonError::into_inner);
-            claimed
+            let mut admission = admit(admissions);
+            if admission.closed {
+                return false;
+            }
+            let claimed = admission
+                .claimed
                 .get_mut(process as usize)
-                .is_some_and(|slot| !std::mem::replace(slot, true))
+                .is_some_and(|slot| !std::mem::replace(slot, true));
+            if claimed {
+                admission.joining += 1;
+                *proved = true;
+            }
+            claimed
         },
     )
     .ok()?;
@@ -620,4 +676,43 @@ fn read_bytes(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
         return Err(std::io::ErrorKind::UnexpectedEof.into());
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_stranger_does_not_hold_up_the_end_of_a_gathering() {
+        let free = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = free.local_addr().unwrap().to_string();
+        drop(free);
+        let cluster = Cluster::new(vec![address.clone(), "127.0.0.1:9".to_owned()], 0, 1)
+            .unwrap()
+            .with_secret("a secret of the regroup tests")
+            .unwrap();
+        let hello = Hello {
+            channel: Channel::Regroup as u32,
+            process: 0,
+            processes: 2,
+            threads: 1,
+            fingerprint: fingerprint(1),
+            nonce: [0; 32],
+        };
+        let gathering = Gathering::open(&cluster, Arc::from(&b"key"[..]), hello).unwrap();
+        // Connected, and silent: it proves nothing.
+        let _stranger = TcpStream::connect(&address).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let closing = Instant::now();
+        assert!(gathering.close().is_empty());
+        // It used to be waited for until its handshake timed out (5 s),
+        // which made the survivor that closed it miss its own deadline.
+        assert!(
+            closing.elapsed() < HANDSHAKE_TIMEOUT / 2,
+            "{:?}",
+            closing.elapsed()
+        );
+        // The address is free for the next attempt at once.
+        TcpListener::bind(&address).unwrap();
+    }
 }
