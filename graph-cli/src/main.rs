@@ -30,6 +30,36 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Under an address-space limit (`ulimit -v`), starts this program again
+/// in this process, its allocators told to reserve little: mimalloc's arena
+/// would take 1 GiB of address space at once, and glibc's malloc 64 MiB for
+/// each thread that calls it, so that a limit of a few hundred megabytes
+/// would leave nothing for results (or, below, for the program itself).
+/// Both read their settings only as a process starts. A setting the user
+/// gave is kept; where the new start fails, this one goes on as it is.
+fn reserve_little() {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+
+        const RESERVE: &str = "MIMALLOC_ARENA_RESERVE";
+        if graph_exec::address_space_limit().is_none() || std::env::var_os(RESERVE).is_some() {
+            return;
+        }
+        let mut args = std::env::args_os();
+        let (Some(arg0), Ok(exe)) = (args.next(), std::env::current_exe()) else {
+            return;
+        };
+        let mut command = std::process::Command::new(exe);
+        command.arg0(arg0).args(args).env(RESERVE, "16MiB");
+        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+            command.env("MALLOC_ARENA_MAX", "1");
+        }
+        // Returns only if the program could not be started again.
+        let _ = command.exec();
+    }
+}
+
 /// Task graphs: inspect, simplify, rewrite, order, place and run them.
 ///
 /// Graphs are read as taskgraph-json/1 (plain or gzip; `-` reads standard
@@ -68,6 +98,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    reserve_little();
     let cli = Cli::parse();
     // `run` (and `demo`, which runs across processes) stop their runs on a
     // signal themselves; elsewhere an interrupt leaves no temporary file.

@@ -332,3 +332,66 @@ fn a_worker_process_the_oom_killer_ends_is_named_as_such() {
         "{stderr}"
     );
 }
+
+/// `taskgraph ARGS` under `ulimit -v KIB`.
+fn under_address_space_limit(kib: u64, args: &[&str]) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(r#"ulimit -v {kib} && exec "$0" "$@""#))
+        .arg(env!("CARGO_BIN_EXE_taskgraph"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn under_ulimit_v_a_run_spills_to_fit_or_says_it_cannot_start() {
+    let dir = scratch("container-ulimit");
+    let file = dir.join("random.json");
+    let made = common::taskgraph(
+        &[
+            "generate",
+            "random",
+            "--tasks",
+            "40",
+            "--value-bytes",
+            "10MB",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let file = file.to_str().unwrap();
+    // 400 MB of results, 140 MB of them held at once, in 300 MB of address
+    // space: the allocators reserve little, and the default limit counts
+    // what the process and its threads take, so results spill (it used to
+    // abort, or run out: `blob(): not enough memory`).
+    let run = under_address_space_limit(300 * 1024, &["run", file, "--threads", "2", "--json"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{:?}: {stderr}", run.status);
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(report["spilled_bytes"].as_u64().unwrap() > 0, "{report}");
+    // With a limit given that fits in 400 MB (it used to run out the same
+    // way: the allocators had reserved the rest).
+    let run = under_address_space_limit(
+        400 * 1024,
+        &["run", file, "--threads", "2", "--memory-limit", "100MB"],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Too small for the threads: an error that says so, never an abort.
+    let run = under_address_space_limit(100 * 1024, &["run", file, "--threads", "2"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{:?}: {stderr}", run.status);
+    assert!(
+        stderr.contains("the address-space limit (ulimit -v) of 104857600 bytes is too small")
+            && stderr.contains("give fewer --threads"),
+        "{stderr}"
+    );
+}

@@ -50,8 +50,9 @@ pub use error::{Error, OpError};
 pub use failure::{TaskFailure, panic_message};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
 pub use memory::{
-    address_space_limit, cgroup_memory_limit, default_memory_limit, default_value_limit,
-    machine_memory, memory_ceiling, oom_kills,
+    THREAD_RESERVE, address_space_left, address_space_limit, address_space_needed,
+    cgroup_memory_limit, default_memory_limit, default_value_limit, machine_memory, memory_ceiling,
+    oom_kills,
 };
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};

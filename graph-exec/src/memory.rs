@@ -93,9 +93,42 @@ pub fn address_space_limit() -> Option<u64> {
         .and_then(address_space_in)
 }
 
+/// What an address-space limit leaves this process for results, in
+/// bytes: the limit ([`address_space_limit`]), less what the process has
+/// mapped already (`VmSize`) and what each thread of a run will reserve
+/// ([`THREAD_RESERVE`], for as many threads as the machine has cores);
+/// `None` where no limit is set.
+pub fn address_space_left() -> Option<u64> {
+    let limit = address_space_limit()?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    Some(limit.saturating_sub(address_space_needed(threads)))
+}
+
+/// The address space this process needs to run `threads` threads: what it
+/// has mapped already (`VmSize`, 0 where unknown) and [`THREAD_RESERVE`]
+/// for each.
+///
+/// ```
+/// let one = graph_exec::address_space_needed(1);
+/// assert!(graph_exec::address_space_needed(4) >= one + 3 * graph_exec::THREAD_RESERVE);
+/// ```
+pub fn address_space_needed(threads: usize) -> u64 {
+    let mapped = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .as_deref()
+        .and_then(mapped_in)
+        .unwrap_or(0);
+    mapped.saturating_add((threads as u64).saturating_mul(THREAD_RESERVE))
+}
+
+/// The address space one thread of a run takes before it holds a result:
+/// its allocator's first segment (32 MiB) and its stack (2 MiB and a
+/// guard).
+pub const THREAD_RESERVE: u64 = 36 << 20;
+
 /// The most memory this process may use, in bytes: the smallest of the
-/// machine's memory, its cgroup's limit and its address-space limit;
-/// `None` where none of them is known.
+/// machine's memory, its cgroup's limit and what its address-space limit
+/// leaves ([`address_space_left`]); `None` where none of them is known.
 ///
 /// ```
 /// let ceiling = graph_exec::memory_ceiling();
@@ -107,7 +140,7 @@ pub fn memory_ceiling() -> Option<u64> {
     [
         machine_memory().map(|(total, _)| total),
         cgroup_memory_limit(),
-        address_space_limit(),
+        address_space_left(),
     ]
     .into_iter()
     .fold(None, min_known)
@@ -142,6 +175,19 @@ fn min_known(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 fn cgroup_value(text: &str) -> Option<u64> {
     let value: u64 = text.trim().parse().ok()?;
     (value < 1 << 62).then_some(value)
+}
+
+/// The `VmSize` of a `/proc/<pid>/status` text, in bytes.
+fn mapped_in(status: &str) -> Option<u64> {
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmSize:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
 }
 
 /// The soft `Max address space` of a `/proc/<pid>/limits` text.
@@ -221,6 +267,13 @@ mod tests {
         ]);
         assert_eq!(cgroup_limit_under(v2.path(), "0::/a/b/c\n"), Some(4096));
         assert_eq!(cgroup_limit_under(v2.path(), "0::/a\n"), None);
+    }
+
+    #[test]
+    fn the_mapped_size_is_read_in_bytes() {
+        let status = "Name:\ttaskgraph\nVmPeak:\t  1270440 kB\nVmSize:\t  352940 kB\n";
+        assert_eq!(mapped_in(status), Some(352_940 * 1024));
+        assert_eq!(mapped_in("Name:\tx\n"), None);
     }
 
     #[test]
