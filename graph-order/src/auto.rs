@@ -93,11 +93,17 @@ pub(crate) struct Best {
 /// graph of at least [`EARLY_STOP_MIN_TASKS`] tasks where `Dask` and
 /// another candidate both meet the bound, the other is kept, with the same
 /// (optimal) max pressure or max bytes.
+///
+/// `stop` is asked before and after each candidate and inside `Dask`, and
+/// once it says yes it must keep saying so (`order_unless` latches it): the
+/// candidates not finished then give nothing, and what is returned is for
+/// the caller to throw away.
 pub(crate) fn portfolio(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
     measure: Measure<'_>,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Best {
     // The bound no order's first score is below; in bytes on an in-forest,
     // Liu's optimum, found with its order (the tree candidate's).
@@ -116,10 +122,14 @@ pub(crate) fn portfolio(
     let met = AtomicUsize::new(usize::MAX);
     let beaten = |strategy: Strategy| rank(strategy).is_some_and(|r| met.load(Relaxed) < r);
     let run = |strategy: Strategy, make: &(dyn Fn() -> Option<Vec<u32>> + Sync)| {
-        if beaten(strategy) {
+        if beaten(strategy) || stop() {
             return None;
         }
         let priorities = make()?;
+        // Scoring is a pass over the whole graph: not for an order given up.
+        if stop() {
+            return None;
+        }
         let score = measure.score(topology, &priorities);
         if score.0 <= lower
             && let Some(r) = rank(strategy)
@@ -163,7 +173,7 @@ pub(crate) fn portfolio(
     };
     let dask = || {
         run(Strategy::Dask, &|| {
-            dask::dask_unless(topology, tie, is_data, &|| beaten(Strategy::Dask))
+            dask::dask_unless(topology, tie, is_data, &|| beaten(Strategy::Dask) || stop())
         })
     };
     // The cheap candidates go first on this thread, in rank order, while
@@ -206,16 +216,19 @@ pub(crate) fn portfolio(
 
 /// The best heuristic order: the portfolio's, and in bytes, where it is
 /// above the bound, the portfolio's on the graph without its gathering sink
-/// ([`without_gathers`]) where that holds less.
+/// ([`without_gathers`]) where that holds less. `stop` as for
+/// [`portfolio`].
 fn best_heuristic(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
     measure: Measure<'_>,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Best {
-    let best = portfolio(topology, tie, is_data, measure);
+    let best = portfolio(topology, tie, is_data, measure, stop);
     if let (Measure::Bytes(sizes), true) = (measure, best.score.0 > best.lower)
-        && let Some(gathered) = without_gathers(topology, tie, is_data, sizes, best.lower)
+        && !stop()
+        && let Some(gathered) = without_gathers(topology, tie, is_data, sizes, best.lower, stop)
         && gathered.score < best.score
     {
         return gathered;
@@ -225,15 +238,21 @@ fn best_heuristic(
 
 /// `Auto` (`budget` = [`exact::AUTO_BUDGET`]) and `Exhaustive` (a larger
 /// budget): the best heuristic order, then on graphs of at most
-/// [`exact::MAX_NODES`] tasks the exact search for a better one.
+/// [`exact::MAX_NODES`] tasks the exact search for a better one. `stop` as
+/// for [`portfolio`]; the search (bounded by its budget) is skipped once it
+/// has said yes.
 pub(crate) fn auto(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
     measure: Measure<'_>,
     budget: u64,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> (Vec<u32>, Strategy) {
-    let best = best_heuristic(topology, tie, is_data, measure);
+    let best = best_heuristic(topology, tie, is_data, measure, stop);
+    if stop() {
+        return (best.priorities, best.strategy);
+    }
     match search_from(topology, &best, measure, budget).and_then(|outcome| outcome.better) {
         Some(better) => (better, Strategy::Exhaustive),
         None => (best.priorities, best.strategy),
@@ -270,7 +289,7 @@ pub(crate) fn search(
     measure: Measure<'_>,
     budget: u64,
 ) -> (u64, bool) {
-    let best = best_heuristic(topology, tie, is_data, measure);
+    let best = best_heuristic(topology, tie, is_data, measure, &|| false);
     match search_from(topology, &best, measure, budget) {
         Some(outcome) => (outcome.value, outcome.proven),
         // At the bound: proven. Above it on a large graph: not searched.
@@ -287,13 +306,14 @@ const GATHER_MIN_INPUTS: usize = 16;
 /// whenever the rest runs, and left in, it pulls every order towards
 /// finishing one output after another whatever each holds meanwhile. The
 /// score is the whole graph's, and `lower` its bound. `None` where not
-/// exactly one sink gathers.
+/// exactly one sink gathers. `stop` as for [`portfolio`].
 fn without_gathers(
     topology: &Topology,
     tie: &[u32],
     is_data: &[bool],
     sizes: &[u64],
     lower: u64,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Option<Best> {
     let n = topology.node_count();
     let gathers = |node: graph_core::NodeId| {
@@ -334,7 +354,10 @@ fn without_gathers(
     } else {
         kept.iter().map(|k| is_data[k.index()]).collect()
     };
-    let sub_best = portfolio(&sub, &sub_tie, &sub_data, Measure::Bytes(&sub_sizes));
+    let sub_best = portfolio(&sub, &sub_tie, &sub_data, Measure::Bytes(&sub_sizes), stop);
+    if stop() {
+        return None;
+    }
     let mut priorities = vec![0_u32; n];
     for (i, &node) in kept.iter().enumerate() {
         priorities[node.index()] = sub_best.priorities[i];

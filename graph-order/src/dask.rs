@@ -262,20 +262,16 @@ fn degrees(topology: &Topology) -> (Vec<u32>, Vec<u32>) {
 }
 
 /// How many tasks the main loop orders between two looks at the stop flag of
-/// [`dask_unless`]: a look is one atomic load, so this keeps them out of the
-/// profile while a stop still lands within a fraction of a millisecond.
+/// [`dask_unless`]: a look is a call of `stop` (an atomic load or two), so
+/// this keeps them out of the profile while a stop still lands within a
+/// fraction of a millisecond.
 const STOP_CHECK_EVERY: u32 = 4096;
 
-/// Orders `topology` as `dask.order.order` does. `tie` is a unique rank per node
-/// (dask's `str(key)`), `is_data` is empty or marks dask's non-task nodes.
-pub(crate) fn dask(topology: &Topology, tie: &[u32], is_data: &[bool]) -> Vec<u32> {
-    // Never stopped, so always `Some`.
-    dask_unless(topology, tie, is_data, &|| false).unwrap_or_default()
-}
-
-/// [`dask`], giving up (`None`) once `stop` returns `true`. `stop` is asked
-/// between the phases of the setup and every few thousand tasks ordered; it
-/// never changes the order, only whether one is returned.
+/// Orders `topology` as `dask.order.order` does, giving up (`None`) once
+/// `stop` returns `true`. `tie` is a unique rank per node (dask's
+/// `str(key)`), `is_data` is empty or marks dask's non-task nodes. `stop` is
+/// asked between the phases of the setup and every few thousand tasks
+/// ordered; it never changes the order, only whether one is returned.
 pub(crate) fn dask_unless(
     topology: &Topology,
     tie: &[u32],

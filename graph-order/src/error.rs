@@ -45,4 +45,8 @@ pub enum Error {
     /// key, or more nodes than `u32` ids allow.
     #[error(transparent)]
     Graph(#[from] graph_core::Error),
+    /// The `stop` given to [`order_unless`](crate::order_unless) returned
+    /// `true` before the order was found.
+    #[error("the order was stopped before it was found")]
+    Stopped,
 }

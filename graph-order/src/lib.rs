@@ -13,6 +13,8 @@
 //!   tasks).
 //! - [`order_graph`]: the same on a [`TaskGraph`], ties broken by dask's
 //!   `str(key)` rule ([`ranks_by_str`]), errors naming keys.
+//! - [`order_unless`]: [`order`] that gives up once a `stop` callback says
+//!   so (a Ctrl-C), within a pass over the graph.
 //! - [`diagnostics`] and [`max_pressure`]: what an order holds in memory, as
 //!   dask's `diagnostics` measures it.
 //! - [`lower_bound`]: no order of the graph has a lower max pressure.
@@ -76,6 +78,8 @@ use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use rayon::slice::ParallelSliceMut;
@@ -391,15 +395,74 @@ impl Order {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn order(dag: &impl Dag, tie_break: &[u32], config: &OrderConfig<'_>) -> Result<Order, Error> {
-    let topology = Topology::checked(dag)?;
-    order_topology(&topology, tie_break, config)
+    order_unless(dag, tie_break, config, &|| false)
 }
 
-/// [`order`] on a checked graph: the non-generic inner function.
+/// [`order`], giving up once `stop` returns `true`: for a caller that must
+/// be able to cancel the order of a large graph (a Ctrl-C, a deadline).
+///
+/// **dask**: no counterpart; `dask.order.order` is [`order`].
+///
+/// # Arguments
+///
+/// * `dag`, `tie_break`, `config`: as for [`order`].
+/// * `stop`: asked between the phases of the order (ranking the tie-break,
+///   before and after each of `Auto`'s candidates) and every few thousand
+///   tasks inside `Dask`'s main loop, possibly from several threads of
+///   rayon's pool at once. Once it has returned `true` it is not believed
+///   to change its mind. It never changes the order returned, only whether
+///   one is.
+///
+/// # Returns
+///
+/// [`order`]'s order, if `stop` never returned `true`.
+///
+/// # Errors
+///
+/// [`order`]'s errors, and [`Error::Stopped`] once `stop` has returned
+/// `true`, however far the order had come.
+///
+/// # Complexity
+///
+/// [`order`]'s, plus a call of `stop` per phase and per 4096 tasks of
+/// `Dask`. The time from `stop` turning `true` to the return is at most one
+/// phase: a pass over the graph (a candidate of `Auto`, or the whole order
+/// of `TreeOptimal`, `DepthFirst`, `BreadthFirst` or `Greedy`), and no
+/// more than a few thousand tasks inside `Dask`.
+///
+/// # Example
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+///
+/// use graph_core::Topology;
+/// use graph_order::{Error, OrderConfig, order, order_unless};
+///
+/// let dag = Topology::from_edges(3, [(0, 1), (1, 2)])?;
+/// let config = OrderConfig::default();
+/// let cancelled = AtomicBool::new(false);
+/// let stop = || cancelled.load(Ordering::Relaxed);
+/// assert_eq!(order_unless(&dag, &[], &config, &stop)?, order(&dag, &[], &config)?);
+/// cancelled.store(true, Ordering::Relaxed);
+/// assert!(matches!(order_unless(&dag, &[], &config, &stop), Err(Error::Stopped)));
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn order_unless(
+    dag: &impl Dag,
+    tie_break: &[u32],
+    config: &OrderConfig<'_>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Order, Error> {
+    let topology = Topology::checked(dag)?;
+    order_topology(&topology, tie_break, config, stop)
+}
+
+/// [`order_unless`] on a checked graph: the non-generic inner function.
 fn order_topology(
     topology: &Topology,
     tie_break: &[u32],
     config: &OrderConfig<'_>,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Order, Error> {
     let n = topology.node_count();
     for (what, len) in [
@@ -415,7 +478,22 @@ fn order_topology(
             });
         }
     }
+    // Latched: the candidates that gave up on a yes must not be mistaken
+    // for finished ones by a later no.
+    let stopped = AtomicBool::new(false);
+    let stop = || {
+        stopped.load(Relaxed) || {
+            let now = stop();
+            if now {
+                stopped.store(true, Relaxed);
+            }
+            now
+        }
+    };
     let tie = unique_ranks(tie_break, n);
+    if stop() {
+        return Err(Error::Stopped);
+    }
     // Sizes all alike weigh as counts: the orders without sizes serve.
     let measure = if config.sizes.is_empty() || bytes::uniform(topology, config.sizes).is_some() {
         auto::Measure::Count
@@ -423,8 +501,18 @@ fn order_topology(
         auto::Measure::Bytes(config.sizes)
     };
     let (priorities, strategy) = match config.strategy {
-        Strategy::Auto => auto::auto(topology, &tie, config.is_data, measure, exact::AUTO_BUDGET),
-        Strategy::Dask => (dask::dask(topology, &tie, config.is_data), Strategy::Dask),
+        Strategy::Auto => auto::auto(
+            topology,
+            &tie,
+            config.is_data,
+            measure,
+            exact::AUTO_BUDGET,
+            &stop,
+        ),
+        Strategy::Dask => (
+            dask::dask_unless(topology, &tie, config.is_data, &stop).unwrap_or_default(),
+            Strategy::Dask,
+        ),
         Strategy::TreeOptimal => (
             match measure {
                 auto::Measure::Count => tree::tree_optimal(topology, &tie),
@@ -453,10 +541,14 @@ fn order_topology(
                 config.is_data,
                 measure,
                 exact::EXHAUSTIVE_BUDGET,
+                &stop,
             );
             (priorities, Strategy::Exhaustive)
         }
     };
+    if stop() {
+        return Err(Error::Stopped);
+    }
     debug_assert!(check_order(topology, &priorities).is_ok());
     Ok(Order {
         priorities,
@@ -694,7 +786,12 @@ impl KeyTexts {
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn order_graph(graph: &TaskGraph, config: &OrderConfig<'_>) -> Result<Order, Error> {
-    order_topology(graph.topology()?, &ranks_by_str(graph.keys()), config)
+    order_topology(
+        graph.topology()?,
+        &ranks_by_str(graph.keys()),
+        config,
+        &|| false,
+    )
 }
 
 /// A proven lower bound on the max pressure of any order of `dag`.

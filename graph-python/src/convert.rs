@@ -12,6 +12,7 @@ use pyo3::types::{
 };
 use rustc_hash::FxHashMap;
 
+use crate::signals::check_every;
 use crate::text::Texts;
 
 /// A dask graph as dense rows: node `i < task_count` is the `i`-th key of
@@ -41,6 +42,10 @@ pub(crate) struct Converted<'py> {
 /// From this many keys on, they are ranked on a thread of their own while the
 /// tasks are read (below it, a thread costs more than it saves).
 const RANK_APART: usize = 10_000;
+
+/// The index is filled a block of this many slots (one cache line) at a
+/// time (see [`KeyIndex::fill`]).
+const FILL_BLOCK: usize = 8;
 
 /// Lookups of dependencies in the index wait until this many have gathered,
 /// and are then made together (see [`KeyIndex::warm`]).
@@ -143,20 +148,39 @@ impl KeyIndex {
     }
 
     /// Registers the mapping's keys, by their hashes. They are distinct, so
-    /// no lookup is needed first; they go in in slot order, so that filling
-    /// the table walks it once instead of jumping about.
-    fn fill(&mut self, hashes: Vec<isize>) {
+    /// no lookup is needed first; they go in by the block of
+    /// [`FILL_BLOCK`] slots where their probe starts, so that filling the
+    /// table walks it once instead of jumping about. The blocks are a
+    /// counting sort (linear, unlike a sort by slot), and the walks look for
+    /// signals as they go.
+    fn fill(&mut self, py: Python<'_>, hashes: Vec<isize>) -> PyResult<()> {
         let n = hashes.len();
         self.slots = vec![(0, 0); (2 * n).next_power_of_two().max(16)];
         let mask = self.slots.len() - 1;
-        let mut by_home: Vec<(u32, u32)> = (0..n as u32)
-            .map(|node| (home(hashes[node as usize], mask) as u32, node))
-            .collect();
-        by_home.sort_unstable();
-        for (_, node) in by_home {
+        let block_of = |node: usize| home(hashes[node], mask) / FILL_BLOCK;
+        // `starts[b + 1]` counts block `b`'s nodes, then `starts[b]` is
+        // where they go, moving on as they are put.
+        let mut starts = vec![0_u32; self.slots.len() / FILL_BLOCK + 1];
+        for node in 0..n {
+            check_every(py, node)?;
+            starts[block_of(node) + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        let mut by_block = vec![0_u32; n];
+        for node in 0..n {
+            check_every(py, node)?;
+            let start = &mut starts[block_of(node)];
+            by_block[*start as usize] = node as u32;
+            *start += 1;
+        }
+        for (step, &node) in by_block.iter().enumerate() {
+            check_every(py, step)?;
             place(&mut self.slots, hashes[node as usize], node);
         }
         self.hashes = hashes;
+        Ok(())
     }
 
     /// Registers the next node (an external key), whose key hashes to
@@ -334,7 +358,12 @@ pub(crate) fn convert<'py>(
     // even if hashing a key runs code that changes the mapping (Python's
     // iterator then raises "dictionary changed size during iteration").
     let mut values = Vec::with_capacity(n);
-    for item in dict.call_method0(intern!(py, "items"))?.try_iter()? {
+    for (step, item) in dict
+        .call_method0(intern!(py, "items"))?
+        .try_iter()?
+        .enumerate()
+    {
+        check_every(py, step)?;
         let item = item?;
         let item = item.cast::<PyTuple>()?;
         let key = item.get_item(0)?;
@@ -344,7 +373,7 @@ pub(crate) fn convert<'py>(
         values.push(item.get_item(1)?);
     }
     let n = reader.keys.len();
-    reader.index.fill(hashes);
+    reader.index.fill(py, hashes)?;
     // The keys' texts are ranked on another thread (no Python there) while
     // this one reads the tasks; external keys met meanwhile get their texts
     // apart, and everything is ranked again in the rare case there are some.
@@ -409,6 +438,7 @@ fn read_tasks<'py>(
     reader.counts = vec![0; n];
     let mut is_data = Vec::with_capacity(n);
     for (i, value) in values.iter().enumerate() {
+        check_every(reader.py, i)?;
         reader.row = i;
         let kind = reader.kind_of(value)?;
         is_data.push(!is_task(kind, value)?);

@@ -47,8 +47,9 @@ use self_cell::self_cell;
 
 use crate::convert::{Converted, External, Reading, convert};
 use crate::eval::TaskKeys;
+use crate::signals::{Stop, detach_interruptible};
 use crate::sizes::{Sizes, Sizing};
-use crate::{core_error, order_error, parse_strategy};
+use crate::{ORDER_BESIDE, core_error, order_error, parse_strategy};
 
 /// What the scheduler reads, owned by the run.
 struct Inputs {
@@ -247,6 +248,9 @@ impl Execution {
             );
             (ranks, Some(profile))
         };
+        // The reading and the order look for signals as they go; the rest
+        // is a few short passes, with a look between them.
+        py.check_signals()?;
         let mut is_output = vec![false; topology.node_count()];
         for node in &outputs {
             is_output[node.index()] = true;
@@ -532,23 +536,25 @@ impl ReadRun {
         let topology = py
             .detach(|| Topology::from_dependency_rows(offsets, targets))
             .map_err(|err| core_error(py, &node_keys, err))?;
+        py.check_signals()?;
         let needed = topology
             .needed_by(&outputs)
             .map_err(|err| PyValueError::new_err(err.to_string()))?;
         missing_dependencies(py, &topology, &node_keys, task_count, &needed)?;
-        let order = py
-            .detach(|| {
-                graph_order::order(
-                    &topology,
-                    &str_ranks,
-                    &OrderConfig {
-                        strategy,
-                        is_data: &is_data,
-                        sizes: &sizes.filled,
-                    },
-                )
-            })
-            .map_err(|err| order_error(py, &node_keys, err))?;
+        let config = OrderConfig {
+            strategy,
+            is_data: &is_data,
+            sizes: &sizes.filled,
+        };
+        let order =
+            |stop: Stop<'_>| graph_order::order_unless(&topology, &str_ranks, &config, stop);
+        // On large graphs the order runs beside a look for signals.
+        let order = if topology.node_count() < ORDER_BESIDE {
+            py.detach(|| order(&|| false))
+        } else {
+            detach_interruptible(py, order)?
+        }
+        .map_err(|err| order_error(py, &node_keys, err))?;
         Ok(ReadRun {
             keys: node_keys,
             hashes: index.hashes().to_vec(),

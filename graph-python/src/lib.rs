@@ -33,6 +33,7 @@ mod execute;
 mod export;
 mod graph;
 mod processes;
+mod signals;
 mod sizes;
 mod text;
 
@@ -43,6 +44,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyMapping};
 
 use crate::convert::{Converted, External, Reading, convert};
+use crate::signals::Stop;
 use crate::sizes::{Sizes, Sizing};
 
 /// Every strategy, by the name Python passes.
@@ -96,9 +98,10 @@ pub(crate) fn no_sizes() -> PyErr {
 /// [`Prepared::result`]).
 const RESULT_BATCH: usize = 256;
 
-/// From this many tasks up, `taskgraph.order` finds the order on a thread of
-/// its own (see [`Prepared::order_into_dict`]); below it, a thread costs
-/// more than it saves.
+/// From this many tasks up, `taskgraph.order` and `taskgraph.dask.get` find
+/// the order on a thread of its own while the caller's looks for signals
+/// (see [`signals::beside`]); below it, a thread costs more than it saves,
+/// and the order takes a few milliseconds.
 const ORDER_BESIDE: usize = 10_000;
 
 /// A read graph, ready to order: its keys, checked topology, data flags and
@@ -171,7 +174,8 @@ impl Prepared {
     /// is found with the GIL released; on large graphs on another thread,
     /// while this one, holding the GIL, makes the result's priorities as
     /// Python ints and lets go of `leftover` (Python objects the order does
-    /// not need), work that would otherwise come after it.
+    /// not need), work that would otherwise come after it, then looks for
+    /// signals until the order is found (a Ctrl-C stops it).
     pub(crate) fn order_into_dict<'py>(
         &self,
         py: Python<'py>,
@@ -183,7 +187,8 @@ impl Prepared {
             is_data: &self.is_data,
             sizes: &self.sizes.filled,
         };
-        let order = || graph_order::order(&self.topology, &self.ranks, &config);
+        let order =
+            |stop: Stop<'_>| graph_order::order_unless(&self.topology, &self.ranks, &config, stop);
         let priorities = || -> Vec<Bound<'py, PyInt>> {
             drop(leftover);
             (0..self.task_count as u64)
@@ -194,16 +199,9 @@ impl Prepared {
                 .collect()
         };
         let (order, priorities) = if self.task_count < ORDER_BESIDE {
-            (py.detach(order), priorities())
+            (py.detach(|| order(&|| false)), priorities())
         } else {
-            std::thread::scope(|scope| {
-                let ordering = scope.spawn(order);
-                let priorities = priorities();
-                let order = py
-                    .detach(|| ordering.join())
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (order, priorities)
-            })
+            signals::beside(py, order, priorities)?
         };
         let order = order.map_err(|err| order_error(py, &self.keys, err))?;
         self.result(py, &order, &priorities)

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 
 use crate::convert::KeyIndex;
 use crate::export::chunk_lengths;
+use crate::signals::check_every;
 
 /// What a graph's sizes come from, as Python asked.
 pub(crate) enum Sizing<'py> {
@@ -116,7 +117,7 @@ impl Sizes {
         }
         // The groups estimate the sizes not known, and are the scheduler's
         // kinds (see `execute`), so they are made even when all are known.
-        let groups = scan(keys, layers.as_ref(), &mut known);
+        let groups = scan(keys, layers.as_ref(), &mut known)?;
         if known.iter().all(Option::is_none) {
             return Ok(Sizes::default());
         }
@@ -268,14 +269,19 @@ impl Layers {
 /// One pass over the keys: the size of every key that names a chunk of a
 /// layer of `layers` (into `known`), and each key's group, dask's
 /// `key_split` of it (of a tuple key, of its first part), numbered in the
-/// order met.
-fn scan(keys: &[Bound<'_, PyAny>], layers: Option<&Layers>, known: &mut [Option<u64>]) -> Vec<u32> {
+/// order met. Looks for signals as it goes.
+fn scan(
+    keys: &[Bound<'_, PyAny>],
+    layers: Option<&Layers>,
+    known: &mut [Option<u64>],
+) -> PyResult<Vec<u32>> {
     let mut ids: FxHashMap<String, u32> = FxHashMap::default();
     let mut groups = Vec::with_capacity(keys.len());
     // The keys of one layer share their name object and mostly come one
     // after another: the last name's group and layer are kept.
     let mut last: (usize, u32, Option<&Chunks>) = (0, 0, None);
-    for (key, size) in keys.iter().zip(known.iter_mut()) {
+    for (step, (key, size)) in keys.iter().zip(known.iter_mut()).enumerate() {
+        check_every(key.py(), step)?;
         let tuple = key.cast::<PyTuple>().ok().filter(|t| !t.is_empty());
         let name = match tuple {
             Some(tuple) => tuple.get_borrowed_item(0).ok(),
@@ -305,7 +311,7 @@ fn scan(keys: &[Bound<'_, PyAny>], layers: Option<&Layers>, known: &mut [Option<
             *size = chunks.bytes_of(tuple);
         }
     }
-    groups
+    Ok(groups)
 }
 
 /// The number of the group `name`, a new one if it is new.

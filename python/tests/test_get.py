@@ -244,6 +244,44 @@ def test_ctrl_c_stops_the_run_promptly():
     assert len(started) == count < 40  # no task started after the call raised
 
 
+def _os_threads():
+    """The threads of this process, Rust's included (None off Linux)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def test_ctrl_c_while_a_large_graph_is_read_and_ordered():
+    # 10^6 tasks take 0.6 s to read, order and schedule in a release build
+    # (6 s in a debug one) before the first runs: a Ctrl-C at any point of
+    # it raises at once, not once it is over, and leaves nothing running.
+    n = 1_000_000
+    dsk = {("x", 0): 1}
+    dsk.update({("x", i): (inc, ("x", i - 1)) for i in range(1, n)})
+    # Large enough to start every thread a run starts (rayon's pool).
+    assert get({k: dsk[k] for k in list(dsk)[:20_000]}, ("x", 19_999), num_workers=1) == 20_000
+    threads, before = _os_threads(), set(threading.enumerate())
+    # The kernel's timer sends the signal: a Python thread could not while
+    # the graph is read, which holds the GIL. Its handler is Ctrl-C's.
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    late = {}
+    try:
+        for delay in (0.05, 0.3, 0.6):
+            start = time.perf_counter()
+            signal.setitimer(signal.ITIMER_REAL, delay)
+            with pytest.raises(KeyboardInterrupt):
+                get(dsk, ("x", n - 1), num_workers=1)
+            late[delay] = round(time.perf_counter() - start - delay, 3)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # It took 1.0-1.3 s; now some 0.02 s.
+    assert max(late.values()) < 0.4, late
+    assert set(threading.enumerate()) == before
+    assert _os_threads() == threads
+
+
 # --- threads -----------------------------------------------------------------------
 
 
