@@ -225,6 +225,9 @@ fn shrinking(
 ) -> anyhow::Result<graph_distributed::Recovered<Tagged>> {
     let mut stderr = std::io::stderr();
     let mut gathers = cluster.process() == 0;
+    // The hostfile's number of each process of the attempt under way: the
+    // lines below name processes by those, as the hostfile does.
+    let mut numbers: Vec<usize> = (0..cluster.processes()).collect();
     let run = graph_distributed::run_recovering(
         Arc::clone(graph),
         job,
@@ -233,9 +236,11 @@ fn shrinking(
         retries,
         |step| {
             let _ = match step {
-                Recovering::Stopped { error, .. } => {
-                    writeln!(stderr, "{error}; regrouping with the processes still alive")
-                }
+                Recovering::Stopped { error, .. } => writeln!(
+                    stderr,
+                    "{}; regrouping with the processes still alive",
+                    in_hostfile_numbers(error, &numbers)
+                ),
                 Recovering::Regrouped {
                     attempt,
                     survivors,
@@ -244,6 +249,7 @@ fn shrinking(
                     process,
                 } => {
                     gathers = process == 0;
+                    numbers = survivors.to_vec();
                     writeln!(
                         stderr,
                         "attempt {attempt} goes on with processes {} of the hostfile, without \
@@ -284,6 +290,58 @@ fn shrinking(
         ),
         Err(err) => Err(err.into()),
     }
+}
+
+/// `error`, the process it names (by its number in the attempt that
+/// stopped) named by its number in the hostfile, `numbers[process]`.
+fn in_hostfile_numbers(error: &Error, numbers: &[usize]) -> String {
+    let number = |process: usize| numbers.get(process).copied().unwrap_or(process);
+    let address = String::clone;
+    match error {
+        Error::Lost {
+            process,
+            address: at,
+        } => Error::Lost {
+            process: number(*process),
+            address: address(at),
+        },
+        Error::Silent {
+            process,
+            address: at,
+            waited,
+        } => Error::Silent {
+            process: number(*process),
+            address: address(at),
+            waited: *waited,
+        },
+        Error::PeerFailed {
+            process,
+            address: at,
+        } => Error::PeerFailed {
+            process: number(*process),
+            address: address(at),
+        },
+        Error::Malformed {
+            process,
+            address: at,
+            problem,
+        } => Error::Malformed {
+            process: number(*process),
+            address: address(at),
+            problem: problem.clone(),
+        },
+        Error::Stalled {
+            process,
+            address: at,
+            waited,
+        } => Error::Stalled {
+            process: number(*process),
+            address: address(at),
+            waited: *waited,
+        },
+        other => return other.to_string(),
+    }
+    .to_string()
 }
 
 /// `0, 2, 3`.
@@ -506,4 +564,33 @@ impl LostSignals {
 /// What an interrupted process of a run across processes says.
 fn interrupted() -> String {
     format!("error: {}", Error::Interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_a_regroup_processes_are_named_by_their_hostfile_numbers() {
+        // Attempt 2 of processes 1, 2, 3 of the hostfile: its process 0 is
+        // the hostfile's process 1, which the next line names so.
+        let lost = Error::Lost {
+            process: 0,
+            address: "127.0.0.1:7001".to_owned(),
+        };
+        assert_eq!(
+            in_hostfile_numbers(&lost, &[1, 2, 3]),
+            "process 1 (127.0.0.1:7001) went away before the run finished (did it die?)"
+        );
+        let silent = Error::Silent {
+            process: 2,
+            address: "127.0.0.1:7003".to_owned(),
+            waited: std::time::Duration::from_secs(2),
+        };
+        assert!(in_hostfile_numbers(&silent, &[1, 2, 3]).starts_with("process 3 (127.0.0.1:7003)"));
+        assert_eq!(
+            in_hostfile_numbers(&Error::Interrupted, &[1, 2, 3]),
+            Error::Interrupted.to_string()
+        );
+    }
 }
