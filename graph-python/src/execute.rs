@@ -745,21 +745,9 @@ impl Shared {
     }
 
     /// Waits until no job of the run is running on the pool, once the run
-    /// is stopped (none starts after that). The main thread looks for
-    /// Ctrl-C meanwhile; another waits in one stretch, without the GIL.
+    /// is stopped (none starts after that), without the GIL; the main
+    /// thread looks for Ctrl-C meanwhile.
     fn settle(&self, py: Python<'_>, main: bool) -> PyResult<()> {
-        if !main {
-            py.detach(|| {
-                let mut state = lock(&self.state);
-                while state.jobs > 0 {
-                    state = self
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                }
-            });
-            return Ok(());
-        }
         loop {
             let settled = py.detach(|| {
                 let state = lock(&self.state);
@@ -775,7 +763,9 @@ impl Shared {
             if settled {
                 return Ok(());
             }
-            py.check_signals()?;
+            if main {
+                py.check_signals()?;
+            }
         }
     }
 

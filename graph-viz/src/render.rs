@@ -111,7 +111,7 @@ static RENDERS: AtomicU64 = AtomicU64::new(0);
 /// graph_viz::stop_renders(); // none runs: nothing to do
 /// ```
 pub fn stop_renders() {
-    let mut rendering = RENDERING.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut rendering = lock_rendering();
     for (_, child) in rendering.iter_mut() {
         let _ = child.kill();
         let _ = child.wait();

@@ -12,6 +12,7 @@ the keys are matched to them in Rust (``taskgraph._native``), where the
 graph is walked.
 """
 
+import operator
 import threading
 
 __all__ = ["SafeSizeof", "chunk_layers"]
@@ -54,8 +55,6 @@ class SafeSizeof:
         self._lock = threading.Lock()
 
     def __call__(self, value):
-        import operator
-
         try:
             size = self._sizeof(value)
         except Exception as err:  # noqa: BLE001 (a measure only observes)

@@ -191,11 +191,11 @@ fn spawn(
         .args(["--threads", &args.threads.max(1).to_string()])
         .args(["--connect-timeout", &args.connect_timeout.to_string()])
         .args(["--heartbeat-timeout", &args.heartbeat_timeout.to_string()])
+        .args(["--memory-limit", &with.memory_limit.to_string()])
         .arg("--supervised")
         .env("TMPDIR", &tmp)
         // Not on the command line, where any user of the machine could
         // read it, nor in a file.
-        .args(["--memory-limit", &with.memory_limit.to_string()])
         .env(SECRET_VARIABLE, with.secret);
     if let Some(keys) = &args.keys {
         command.args(["--keys", keys]);
