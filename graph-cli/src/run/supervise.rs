@@ -65,6 +65,8 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
     let busy = crate::busy::Busy::start(format!("running on {processes} processes"));
     let mut children = Vec::with_capacity(processes);
     let (reports, reported) = mpsc::channel();
+    // Counted before any worker starts: one may be killed at once.
+    let oom_kills = graph_exec::oom_kills();
     let started = Spawn {
         hostfile: &hostfile,
         dir: dir.path(),
@@ -81,7 +83,7 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
         }
     }
     drop(reports);
-    let watched = watch(children, &stop, args, dir.path(), &reported);
+    let watched = watch(children, &stop, args, dir.path(), &reported, oom_kills);
     drop(busy);
     // Removed before exiting: `exit` runs no destructor.
     drop(dir);
@@ -285,9 +287,10 @@ fn watch(
     args: &Args,
     dir: &Path,
     reports: &mpsc::Receiver<(usize, Heard)>,
+    oom_kills: Option<u64>,
 ) -> anyhow::Result<Watched> {
     let mut deadline: Option<Instant> = None;
-    let mut recovery = Recovery::new(args);
+    let mut recovery = Recovery::new(args, oom_kills);
     loop {
         if stop.load(Ordering::SeqCst) {
             end(workers);
@@ -366,7 +369,7 @@ fn watch(
                 "worker process {} (pid {}) was {}; the run was abandoned",
                 worker.process,
                 worker.child.id(),
-                recovery.killed_how(signal)
+                recovery.killed_how(worker.process, signal)
             );
         }
     }
@@ -467,10 +470,15 @@ struct Recovery {
     silent: Vec<usize>,
     /// The kernel's count of out-of-memory kills when last looked at.
     oom_kills: Option<u64>,
+    /// How each worker process killed by a signal was killed, once told
+    /// ([`Recovery::killed_how`]): the kernel's count rises once a kill.
+    killed: Vec<(usize, String)>,
 }
 
 impl Recovery {
-    fn new(args: &Args) -> Recovery {
+    /// `oom_kills`: the kernel's count of out-of-memory kills before the
+    /// first worker started.
+    fn new(args: &Args, oom_kills: Option<u64>) -> Recovery {
         Recovery {
             retries: args.retries,
             patience: args.heartbeat_timeout() + GRACE,
@@ -481,7 +489,8 @@ impl Recovery {
             untold: false,
             failure: None,
             silent: Vec::new(),
-            oom_kills: graph_exec::oom_kills(),
+            oom_kills,
+            killed: Vec::new(),
         }
     }
 
@@ -523,10 +532,29 @@ impl Recovery {
 
     /// How a worker killed by `signal` was killed: by the kernel's
     /// out-of-memory killer when it has killed a process since it was last
-    /// looked at, and the signal is SIGKILL.
-    fn killed_how(&mut self, signal: i32) -> String {
+    /// looked at, and the signal is SIGKILL. The kernel counts a kill only
+    /// after it has sent the signal, so that its victim may be gone before
+    /// the count rises: a SIGKILL waits up to 200 ms for it.
+    fn killed_how(&mut self, process: usize, signal: i32) -> String {
+        if let Some((_, how)) = self.killed.iter().find(|(p, _)| *p == process) {
+            return how.clone();
+        }
+        let how = self.newly_killed_how(signal);
+        self.killed.push((process, how.clone()));
+        how
+    }
+
+    /// [`Recovery::killed_how`] for a process not yet told.
+    fn newly_killed_how(&mut self, signal: i32) -> String {
         const SIGKILL: i32 = 9;
-        let now = graph_exec::oom_kills();
+        let mut now = graph_exec::oom_kills();
+        if signal == SIGKILL && now.is_some() {
+            let deadline = Instant::now() + Duration::from_millis(200);
+            while now <= self.oom_kills && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+                now = graph_exec::oom_kills();
+            }
+        }
         if signal == SIGKILL && now > self.oom_kills {
             self.oom_kills = now;
             return "killed by the kernel's out-of-memory killer (signal 9): the memory of this \
@@ -572,7 +600,7 @@ impl Recovery {
             return Loss::Failed;
         };
         let how = match (signal_of(status), status.code()) {
-            (Some(signal), _) if !worker.killed_by_us => self.killed_how(signal),
+            (Some(signal), _) if !worker.killed_by_us => self.killed_how(worker.process, signal),
             (None, Some(code)) if code != 1 && code != 2 && code != INTERRUPTED => {
                 format!("crashed with exit status {code}")
             }
