@@ -30,33 +30,48 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Under an address-space limit (`ulimit -v`), starts this program again
-/// in this process, its allocators told to reserve little: mimalloc's arena
-/// would take 1 GiB of address space at once, and glibc's malloc 64 MiB for
-/// each thread that calls it, so that a limit of a few hundred megabytes
-/// would leave nothing for results (or, below, for the program itself).
-/// Both read their settings only as a process starts. A setting the user
-/// gave is kept; where the new start fails, this one goes on as it is.
-fn reserve_little() {
+/// Starts this program again in this process, once, with the allocators'
+/// settings it needs; both allocators read them only as a process starts.
+///
+/// - mimalloc gives freed memory back to the system after 10 ms rather
+///   than its default 1 s: a run that frees a 30 MB result and makes
+///   another within the second would otherwise hold both, which put runs
+///   across processes 100 MB over `--memory-limit` (`MIMALLOC_PURGE_DELAY`).
+/// - Under an address-space limit (`ulimit -v`), mimalloc's arena would
+///   take 1 GiB of address space at once, and glibc's malloc 64 MiB for each
+///   thread that calls it, so that a limit of a few hundred megabytes would
+///   leave nothing for results, or, below, for the program itself
+///   (`MIMALLOC_ARENA_RESERVE`, `MALLOC_ARENA_MAX`).
+///
+/// A setting the user gave is kept, and a process started with every
+/// setting in place (as worker processes are) is not started again. Where
+/// the new start fails, this one goes on as it is.
+fn configure_allocators() {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
 
-        const RESERVE: &str = "MIMALLOC_ARENA_RESERVE";
-        if graph_exec::address_space_limit().is_none() || std::env::var_os(RESERVE).is_some() {
+        let mut settings = vec![("MIMALLOC_PURGE_DELAY", "10")];
+        if graph_exec::address_space_limit().is_some() {
+            settings.extend([
+                ("MIMALLOC_ARENA_RESERVE", "16MiB"),
+                ("MALLOC_ARENA_MAX", "1"),
+            ]);
+        }
+        settings.retain(|(name, _)| std::env::var_os(name).is_none());
+        if settings.is_empty() {
             return;
         }
         let mut args = std::env::args_os();
         let (Some(arg0), Ok(exe)) = (args.next(), std::env::current_exe()) else {
             return;
         };
-        let mut command = std::process::Command::new(exe);
-        command.arg0(arg0).args(args).env(RESERVE, "16MiB");
-        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-            command.env("MALLOC_ARENA_MAX", "1");
-        }
         // Returns only if the program could not be started again.
-        let _ = command.exec();
+        let _ = std::process::Command::new(exe)
+            .arg0(arg0)
+            .args(args)
+            .envs(settings)
+            .exec();
     }
 }
 
@@ -98,7 +113,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    reserve_little();
+    configure_allocators();
     let cli = Cli::parse();
     // `run` (and `demo`, which runs across processes) stop their runs on a
     // signal themselves; elsewhere an interrupt leaves no temporary file.

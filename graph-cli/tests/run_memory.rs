@@ -136,3 +136,57 @@ fn bad_sizes_are_usage_errors() {
         );
     }
 }
+
+/// The environment of the running process `pid` once it holds `name`, or
+/// what it holds after ten seconds (or when the process is gone).
+#[cfg(target_os = "linux")]
+fn environment_with(pid: u32, name: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let vars: Vec<String> = environ
+            .split(|&b| b == 0)
+            .map(|var| String::from_utf8_lossy(var).into_owned())
+            .collect();
+        let prefix = format!("{name}=");
+        if vars.iter().any(|var| var.starts_with(&prefix)) || std::time::Instant::now() > deadline {
+            return vars;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// mimalloc keeps freed memory for a second by default, which put runs
+/// across processes 100 MB over their limit: `taskgraph` runs with it given
+/// back after 10 ms, unless the user says otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn freed_memory_goes_back_to_the_system_within_milliseconds() {
+    let dir = scratch("purge-delay");
+    let file = dir.join("sleep.json");
+    let task = r#"{"key": "nap", "task": {"call": "sleep", "args": [1, 30.0]}}"#;
+    std::fs::write(&file, common::document(&[task.to_string()])).unwrap();
+    for (given, expected) in [(None, "10"), (Some("250"), "250")] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_taskgraph"));
+        command
+            .args(["run", file.to_str().unwrap()])
+            .env_remove("MIMALLOC_PURGE_DELAY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(value) = given {
+            command.env("MIMALLOC_PURGE_DELAY", value);
+        }
+        let mut child = command.spawn().unwrap();
+        let vars = environment_with(child.id(), "MIMALLOC_PURGE_DELAY");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let setting = format!("MIMALLOC_PURGE_DELAY={expected}");
+        assert_eq!(
+            vars.iter()
+                .filter(|var| var.starts_with("MIMALLOC_PURGE_DELAY="))
+                .collect::<Vec<_>>(),
+            [&setting],
+            "given {given:?}"
+        );
+    }
+}
