@@ -349,7 +349,9 @@ pub enum Error {
         message: String,
     },
     /// Another process went away (it died, or its connection broke) before
-    /// the run finished.
+    /// the run finished, and neither the heartbeats nor the threads of the
+    /// broken connection said which: where they do, the run ends with
+    /// [`Error::Lost`] (or what the heartbeats found) instead.
     #[error("lost a process of the run: {detail}")]
     Disconnected {
         /// What the communication layer said.
