@@ -66,11 +66,12 @@ pub enum Error {
     /// than [`MAX_TOTAL_SECONDS`](crate::MAX_TOTAL_SECONDS) (a bandwidth
     /// far too small for the sizes, or a huge transfer time).
     #[error(
-        "moving every result once would take {total:e} seconds under this transfer model, more than the {:e} a placement can sum exactly",
+        "moving every result once (and receiving every input) would take {total:e} seconds under this transfer model, more than the {:e} a placement can sum exactly",
         crate::MAX_TOTAL_SECONDS
     )]
     TransfersTooLarge {
-        /// The sum of the transfer times (infinite when it overflowed).
+        /// The sum of the transfer times and of the receive time of every
+        /// edge (infinite when it overflowed).
         total: f64,
     },
     /// A balance bound below 1 (no placement can have every load below the
@@ -86,6 +87,24 @@ pub enum Error {
     BadTransferSeconds {
         /// The time asked for.
         seconds: f64,
+    },
+    /// A time per received input (the work of one message) that is
+    /// negative, infinite or not a number.
+    #[error("receive time {seconds} is not a finite number of seconds, at least 0")]
+    BadReceiveSeconds {
+        /// The time asked for.
+        seconds: f64,
+    },
+    /// An [`AutoRule`](crate::AutoRule) with a slack below 1 or a gain
+    /// that is negative or not a number.
+    #[error(
+        "auto placement rule: slack {slack} must be at least 1 and min_gain {min_gain} seconds at least 0"
+    )]
+    BadAutoRule {
+        /// The slack asked for.
+        slack: f64,
+        /// The gain asked for, in seconds.
+        min_gain: f64,
     },
     /// A bandwidth that is zero, negative or not a number.
     #[error("bandwidth {bandwidth} is not a positive number of bytes per second")]

@@ -4,8 +4,8 @@
 use graph_core::{Dag, TaskGraph, Topology};
 
 use crate::{
-    Assignment, DEFAULT_MAX_IMBALANCE, ListConfig, Metrics, Workers, assign, assign_list,
-    assign_mars, makespan, makespan_bound,
+    Assignment, AutoRule, Chosen, DEFAULT_MAX_IMBALANCE, ListConfig, Metrics, Workers, assign,
+    assign_auto, assign_list, assign_mars, makespan, makespan_bound,
 };
 
 /// The most workers the fuzz inputs ask for (the byte after the graph picks
@@ -17,7 +17,9 @@ pub const MAX_WORKERS: usize = 24;
 /// clamped to `1..=MAX_WORKERS`), and give the same placement twice;
 /// [`assign`] keeps its balance bound, and the simulated wall time of
 /// [`assign_list`]'s placement ([`makespan`]) is never below the bound no
-/// schedule beats, `max(work / slots, critical path)`.
+/// schedule beats, `max(work / slots, critical path)`; [`assign_auto`]
+/// (with a price on every received input) takes one of the two placements,
+/// the partitioner's unless the other is simulated to be faster by its rule.
 ///
 /// The bound is the one [`assign`] promises for any input: every load at
 /// most `max(1.03 × share, share + heaviest task)`, where a share is the
@@ -83,6 +85,32 @@ pub fn assign_total(graph: &TaskGraph, k: usize) {
                 time >= bound * (1.0 - 1e-9),
                 "{label}: a makespan of {time} below the bound {bound}"
             );
+
+            let config = ListConfig {
+                receive_seconds: 0.05,
+                ..config
+            };
+            let rule = AutoRule::default();
+            let auto = assign_auto(topology, workers, &config, rule).expect("valid input");
+            let label = format!("assign_auto, {}", &label["assign_list, ".len()..]);
+            check_total(&label, topology, workers, &auto.assignment);
+            let (cut, list) = (
+                assign(topology, workers, sizes, costs).expect("valid input"),
+                assign_list(topology, workers, &config).expect("valid input"),
+            );
+            let cut_time = makespan(topology, workers, &cut, &config).expect("it fits");
+            let list_time = makespan(topology, workers, &list, &config).expect("it fits");
+            assert_eq!(
+                (auto.cut_makespan, auto.time_makespan),
+                (cut_time, list_time),
+                "{label}"
+            );
+            let expected = if cut_time <= rule.slack * list_time {
+                (Chosen::Cut, cut)
+            } else {
+                (Chosen::Time, list)
+            };
+            assert_eq!((auto.chosen, auto.assignment), expected, "{label}");
         }
         let first = assign_mars(topology, workers).expect("valid input");
         assert_eq!(

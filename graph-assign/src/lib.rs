@@ -17,6 +17,9 @@
 //!   to its lower bound where `assign`'s workers wait on each other.
 //!   [`makespan`] simulates any placement's run under the same cost model
 //!   ([`ListConfig`]), to compare placements by estimated wall time.
+//! - [`assign_auto`]: the partitioner's placement, or the list schedule's
+//!   where that is simulated to finish clearly sooner: few edges cut on
+//!   quick tasks, every worker busy on long ones.
 //! - [`assign_mars`]: Mars' `GraphAssigner` heuristic, deterministic.
 //! - [`decide_worker`] and [`ClusterState`]: dask.distributed's rule for one ready
 //!   task; [`assign_greedy`] applies it to a whole graph.
@@ -37,6 +40,7 @@
 #![doc = include_str!("../tests/crate_example.rs")]
 //! ```
 
+mod auto;
 mod decide_worker;
 mod error;
 mod fm;
@@ -52,6 +56,7 @@ mod refine;
 mod seed;
 mod workers;
 
+pub use auto::{AutoPlacement, AutoRule, Chosen, assign_auto};
 pub use decide_worker::{ClusterState, DEFAULT_BANDWIDTH, assign_greedy, decide_worker};
 pub use error::Error;
 pub use inputs::{MAX_TOTAL_SECONDS, costs_of, sizes_of};

@@ -54,6 +54,13 @@ pub struct ListConfig<'a> {
     pub transfer_seconds: f64,
     /// Bytes per second between two workers, used only with `sizes`.
     pub bandwidth: f64,
+    /// Seconds of a worker's time each input made on another worker costs
+    /// the task that reads it, on top of the task's own cost: the work of
+    /// sending and receiving one message, which the latency
+    /// (`transfer_seconds`) does not take from the workers. It is what
+    /// makes a placement of quick tasks that cuts many edges slower than
+    /// one that keeps them local.
+    pub receive_seconds: f64,
 }
 
 impl Default for ListConfig<'_> {
@@ -63,6 +70,7 @@ impl Default for ListConfig<'_> {
             costs: None,
             transfer_seconds: DEFAULT_TRANSFER_SECONDS,
             bandwidth: DEFAULT_BANDWIDTH,
+            receive_seconds: 0.0,
         }
     }
 }
@@ -285,6 +293,8 @@ struct Model {
     costs: Vec<f64>,
     /// Seconds each task's result takes to reach another worker.
     transfers: Vec<f64>,
+    /// Seconds of the reader's time each input from another worker costs.
+    receive: f64,
     /// The tasks by decreasing upward rank, ties in topological order.
     order: Vec<u32>,
     /// The position of each task in `order`: lower runs first.
@@ -312,6 +322,11 @@ impl Model {
             *cost += 0.0;
         }
         let latency = latency + 0.0;
+        let receive = config.receive_seconds;
+        if !(receive.is_finite() && receive >= 0.0) {
+            return Err(Error::BadReceiveSeconds { seconds: receive });
+        }
+        let receive = receive + 0.0;
         let transfers: Vec<f64> = match config.sizes {
             Some(sizes) => sizes
                 .iter()
@@ -319,7 +334,8 @@ impl Model {
                 .collect(),
             None => vec![latency; n_nodes],
         };
-        let transfer_total: f64 = transfers.iter().sum();
+        // Every input received once: the most any schedule pays.
+        let transfer_total: f64 = transfers.iter().sum::<f64>() + receive * dag.edge_count() as f64;
         if transfer_total > MAX_TOTAL_SECONDS {
             return Err(Error::TransfersTooLarge {
                 total: transfer_total,
@@ -354,6 +370,7 @@ impl Model {
         Ok(Model {
             costs,
             transfers,
+            receive,
             order,
             priority,
         })
@@ -493,7 +510,7 @@ fn run(dag: &Topology, workers: &Workers, model: &Model, fixed: Option<&[u32]>) 
             while state.idle[w as usize] > 0
                 && let Some(Reverse(p)) = queue.queues[w as usize].pop()
             {
-                state.start(model, model.order[p as usize], w, now);
+                state.start(dag, model, model.order[p as usize], w, now);
             }
         }
         queue.touched.clear();
@@ -502,7 +519,7 @@ fn run(dag: &Topology, workers: &Workers, model: &Model, fixed: Option<&[u32]>) 
         while let Some(&w) = state.idle_workers.first()
             && let Some(Reverse(p)) = shared.pop()
         {
-            state.start(model, model.order[p as usize], w, now);
+            state.start(dag, model, model.order[p as usize], w, now);
         }
     }
     (state.part, state.makespan)
@@ -548,14 +565,22 @@ struct State {
 impl State {
     /// Starts `node` on `w` at `now`, unless it has started already (a task
     /// waits in several queues, and the first to take it wins).
-    fn start(&mut self, model: &Model, node: u32, w: u32, now: f64) {
+    fn start(&mut self, dag: &Topology, model: &Model, node: u32, w: u32, now: f64) {
         let node_idx = node as usize;
         if self.started[node_idx] {
             return;
         }
         self.started[node_idx] = true;
         self.part[node_idx] = w;
-        let end = now + model.costs[node_idx];
+        let mut end = now + model.costs[node_idx];
+        if model.receive > 0.0 {
+            let received = dag
+                .dependencies(NodeId::from_u32(node))
+                .iter()
+                .filter(|dep| self.part[dep.index()] != w)
+                .count();
+            end += model.receive * received as f64;
+        }
         self.finish[node_idx] = end;
         self.makespan = self.makespan.max(end);
         self.idle[w as usize] -= 1;

@@ -7,7 +7,8 @@
 mod common;
 
 use graph_assign::{
-    Assignment, Error, ListConfig, Workers, assign, assign_list, edge_cut, makespan, makespan_bound,
+    Assignment, AutoRule, Chosen, Error, ListConfig, Workers, assign, assign_auto, assign_list,
+    edge_cut, makespan, makespan_bound,
 };
 use graph_core::generate::{self, Rng, Shape};
 use graph_core::{Dag, NodeId, Topology};
@@ -172,6 +173,7 @@ fn placement_is_deterministic_and_fits_the_workers() {
         costs: Some(&costs),
         transfer_seconds: 0.1,
         bandwidth: 1e9,
+        receive_seconds: 0.01,
     };
     for workers in [
         Workers::new(1).unwrap(),
@@ -315,6 +317,18 @@ fn bad_input_is_an_error() {
         .to_string(),
         "transfer time -0.5 is not a finite number of seconds, at least 0"
     );
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let err = list(ListConfig {
+            receive_seconds: bad,
+            ..ListConfig::default()
+        });
+        assert!(matches!(err, Error::BadReceiveSeconds { .. }), "{err}");
+    }
+    for (slack, min_gain) in [(0.5, 0.0), (f64::NAN, 0.0), (1.25, -1.0), (1.25, f64::NAN)] {
+        let rule = AutoRule { slack, min_gain };
+        let err = assign_auto(&dag, &workers, &ListConfig::default(), rule).unwrap_err();
+        assert!(matches!(err, Error::BadAutoRule { .. }), "{err}");
+    }
     assert_eq!(
         list(ListConfig {
             bandwidth: 0.0,
@@ -348,4 +362,99 @@ fn bad_input_is_an_error() {
             workers: 2
         })
     ));
+}
+
+/// Each input received from another worker costs its reader
+/// `receive_seconds` on top of the latency: 0 -> 2 <- 1 with 0 and 1 apart.
+#[test]
+fn received_inputs_cost_their_reader() {
+    let dag = Topology::from_edges(3, [(0, 2), (1, 2)]).unwrap();
+    let workers = Workers::new(2).unwrap();
+    let config = ListConfig {
+        transfer_seconds: 0.25,
+        receive_seconds: 0.5,
+        ..ListConfig::default()
+    };
+    let split = Assignment::from_vec(vec![0, 1, 0], 2).unwrap();
+    // 1 s for 0 and 1 side by side, 1's result arrives at 1.25, and 2 runs
+    // 1 s plus 0.5 s for it.
+    assert_eq!(makespan(&dag, &workers, &split, &config).unwrap(), 2.75);
+    let apart = Assignment::from_vec(vec![0, 0, 1], 2).unwrap();
+    assert_eq!(makespan(&dag, &workers, &apart, &config).unwrap(), 4.25);
+    let together = Assignment::from_vec(vec![0, 0, 0], 2).unwrap();
+    assert_eq!(makespan(&dag, &workers, &together, &config).unwrap(), 3.0);
+}
+
+/// Quick tasks whose messages cost more than they do: `assign_auto` keeps
+/// the partitioner's placement wherever the list schedule cuts more (the
+/// chains and diamonds it keeps whole on one worker cut less still; every
+/// placement of the shuffle cuts about as much).
+#[test]
+fn auto_keeps_the_partitioners_cut_on_quick_tasks() {
+    for shape in Shape::ALL {
+        let graph = shape.generate(5_000, 0);
+        let dag = common::topology(&graph);
+        let costs = vec![1e-6; dag.node_count()];
+        let config = ListConfig {
+            costs: Some(&costs),
+            transfer_seconds: 1e-4,
+            receive_seconds: 5e-6,
+            ..ListConfig::default()
+        };
+        for k in [4, 16] {
+            let workers = Workers::new(k).unwrap();
+            let auto = assign_auto(&dag, &workers, &config, AutoRule::default()).unwrap();
+            let cut = assign(&dag, &workers, None, Some(&costs)).unwrap();
+            let label = format!("{} on {k}", shape.name());
+            let spans = (auto.chosen, auto.cut_makespan, auto.time_makespan);
+            assert!(spans.1 > 0.0 && spans.2 > 0.0, "{label}");
+            if ![Shape::Chain, Shape::Diamonds, Shape::Shuffle].contains(&shape) {
+                assert_eq!(auto.chosen, Chosen::Cut, "{label}: {spans:?}");
+                assert!(auto.assignment == cut, "{label}");
+            }
+            let (ours, partitioner) = (
+                edge_cut(&dag, &auto.assignment).unwrap(),
+                edge_cut(&dag, &cut).unwrap(),
+            );
+            assert!(
+                ours as f64 <= 1.2 * partitioner as f64 + 2.0,
+                "{label}: {ours} against {partitioner}"
+            );
+        }
+    }
+}
+
+/// Tasks of 4 ms on a random DAG whose tasks read recent ones: the
+/// partitioner's parts would run one after the other, and `assign_auto`
+/// takes the list schedule, near the bound.
+#[test]
+fn auto_takes_the_list_schedule_where_the_parts_would_wait() {
+    let dag = random_dag(2_000, 60, 1);
+    let costs = vec![0.004; dag.node_count()];
+    let config = ListConfig {
+        costs: Some(&costs),
+        transfer_seconds: 1e-4,
+        receive_seconds: 5e-6,
+        ..ListConfig::default()
+    };
+    let workers = Workers::new(4).unwrap();
+    let auto = assign_auto(&dag, &workers, &config, AutoRule::default()).unwrap();
+    let spans = (auto.chosen, auto.cut_makespan, auto.time_makespan);
+    assert_eq!(auto.chosen, Chosen::Time, "{spans:?}");
+    assert!(auto.cut_makespan > 2.0 * auto.time_makespan, "{spans:?}");
+    let bound = lower_bound(&dag, &workers, Some(&costs));
+    assert!(
+        auto.makespan() <= 1.1 * bound,
+        "{} against {bound}",
+        auto.makespan()
+    );
+    assert!(auto.assignment == assign_list(&dag, &workers, &config).unwrap());
+    // A gain of less than the rule's seconds keeps the partitioner's.
+    let rule = AutoRule {
+        min_gain: auto.cut_makespan,
+        ..AutoRule::default()
+    };
+    let patient = assign_auto(&dag, &workers, &config, rule).unwrap();
+    assert_eq!(patient.chosen, Chosen::Cut);
+    assert!(patient.assignment == assign(&dag, &workers, None, Some(&costs)).unwrap());
 }

@@ -22,11 +22,18 @@ fn json_output_places_every_task_once() {
             "edge_cut",
             "transfer_bytes",
             "imbalance",
+            "makespan",
+            "makespan_bound",
             "assignment",
         ],
     );
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(report["workers"], 4);
+    let (span, bound) = (
+        report["makespan"].as_f64().unwrap(),
+        report["makespan_bound"].as_f64().unwrap(),
+    );
+    assert!(bound > 0.0 && span >= bound, "{span} against {bound}");
     let assignment = report["assignment"].as_array().unwrap();
     assert_eq!(assignment.len(), graph.len());
     for (pair, key) in assignment.iter().zip(graph.keys()) {
@@ -53,6 +60,65 @@ fn json_output_places_every_task_once() {
         assert!(graph.len() > 100);
         assert!(report["imbalance"].as_f64().unwrap() <= 1.03 + 1e-9);
     }
+}
+
+/// Tasks of the built-in `sleep` are estimated to take their seconds, and
+/// the default placement keeps every worker busy where the partitioner's
+/// parts would wait on each other: a random DAG whose tasks each read two
+/// of the 30 before them, 50 ms each.
+#[test]
+fn sleeping_tasks_are_placed_for_wall_time() {
+    let mut graph = graph_core::TaskGraph::new();
+    let mut rng = graph_core::generate::Rng::new(1);
+    for i in 0..400_i64 {
+        let input = if i < 2 {
+            graph_core::Term::lit(i)
+        } else {
+            let lowest = (i - 30).max(0);
+            let mut dep =
+                || graph_core::Term::key(("r", lowest + rng.below((i - lowest) as usize) as i64));
+            graph_core::Term::call("add", [dep(), dep()])
+        };
+        let task = graph_core::Term::call("sleep", [input, graph_core::Term::lit(0.05)]);
+        graph.insert(("r", i), task).unwrap();
+    }
+    let text = json::to_string(&graph).unwrap();
+    let report = |strategy: &str| -> serde_json::Value {
+        let run = taskgraph(
+            &[
+                "assign",
+                "-",
+                "--workers",
+                "4",
+                "--json",
+                "--strategy",
+                strategy,
+            ],
+            text.as_bytes(),
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        serde_json::from_str(&run.stdout).unwrap()
+    };
+    let (auto, cut) = (report("auto"), report("cut"));
+    let span = |r: &serde_json::Value| r["makespan"].as_f64().unwrap();
+    // 400 tasks of 50 ms (and a microsecond each) over 4 workers.
+    let bound = auto["makespan_bound"].as_f64().unwrap();
+    assert!((bound - 5.0).abs() < 1e-3, "{bound}");
+    assert!(
+        span(&auto) <= 1.2 * bound,
+        "{} against {bound}",
+        span(&auto)
+    );
+    assert!(
+        span(&cut) > 1.25 * span(&auto),
+        "{} and {}",
+        span(&cut),
+        span(&auto)
+    );
+    assert_eq!(report("time")["assignment"], auto["assignment"]);
+    let table = taskgraph(&["assign", "-", "--workers", "4"], text.as_bytes());
+    assert!(table.stdout.contains("auto (time)"), "{}", table.stdout);
+    assert!(table.stdout.contains("makespan"), "{}", table.stdout);
 }
 
 /// The default placement keeps every worker busy: on independent chains,

@@ -70,7 +70,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         Some(path) => AssignReport::read_placement(path, &graph, cluster.workers())?,
         None => {
             let workers = graph_assign::Workers::new(cluster.workers())?;
-            place(&graph, &workers, Placer::Time)?.0.into_vec()
+            place(&graph, &workers, Placer::Auto)?.assignment.into_vec()
         }
     };
     let priorities = priorities_for(&graph)?;
