@@ -271,23 +271,32 @@ pub(crate) fn place(
     let estimate = Estimate::of(graph);
     let config = estimate.config();
     let start = Instant::now();
-    let (assignment, chosen) = match placer {
+    // `auto` simulated its placement already.
+    let (assignment, chosen, simulated) = match placer {
         Placer::Auto => {
             let rule = AutoRule {
                 min_gain: Estimate::MIN_GAIN_SECONDS,
                 ..AutoRule::default()
             };
             let auto = assign_auto(dag, workers, &config, rule)?;
-            (auto.assignment, Some(auto.chosen))
+            let span = auto.makespan();
+            (auto.assignment, Some(auto.chosen), Some(span))
         }
-        Placer::Time => (assign_list(dag, workers, &config)?, None),
-        Placer::Cut => (assign(dag, workers, config.sizes, config.costs)?, None),
-        Placer::Mars => (assign_mars(dag, workers)?, None),
+        Placer::Time => (assign_list(dag, workers, &config)?, None, None),
+        Placer::Cut => (
+            assign(dag, workers, config.sizes, config.costs)?,
+            None,
+            None,
+        ),
+        Placer::Mars => (assign_mars(dag, workers)?, None, None),
     };
     let elapsed = start.elapsed();
     let metrics = Metrics::of(dag, workers, &assignment, config.sizes, config.costs)?;
     Ok(Placed {
-        makespan: makespan(dag, workers, &assignment, &config)?,
+        makespan: match simulated {
+            Some(span) => span,
+            None => makespan(dag, workers, &assignment, &config)?,
+        },
         makespan_bound: makespan_bound(dag, workers, config.costs)?,
         assignment,
         metrics,
