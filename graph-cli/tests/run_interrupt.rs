@@ -135,6 +135,24 @@ fn a_signal_to_the_processes_of_a_hostfile_run_that_spills_leaves_no_spill_direc
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let file = spilling_then_sleeping(&dir);
+    // The placement balances seconds, and the last task's minute outweighs
+    // everything else: placed by itself, all the spilling work would go to
+    // one process. Half the tasks to each instead.
+    let graph: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let pairs: Vec<serde_json::Value> = graph["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, task)| serde_json::json!([task["key"], i % 2]))
+        .collect();
+    let placed = dir.join("assignment.json");
+    std::fs::write(
+        &placed,
+        serde_json::json!({"workers": 2, "assignment": pairs}).to_string(),
+    )
+    .unwrap();
     let (hostfile, _) = hostfile(&dir, 2);
     let secret = [
         ("TASKGRAPH_SECRET", "a secret for the two processes"),
@@ -151,8 +169,9 @@ fn a_signal_to_the_processes_of_a_hostfile_run_that_spills_leaves_no_spill_direc
                     path(&hostfile),
                     "--process",
                     process,
-                    // Small enough that each process spills, whichever
-                    // tasks it is given.
+                    "--assignment",
+                    path(&placed),
+                    // Small enough that each process spills.
                     "--memory-limit",
                     "300KB",
                 ],
