@@ -131,6 +131,13 @@ impl TaskGraph {
         }
     }
 
+    /// Asks for room for `additional` more tasks; without it (too much
+    /// for the allocator or the address space), the table grows as tasks
+    /// come instead.
+    pub(crate) fn try_reserve(&mut self, additional: usize) {
+        let _ = self.tasks.try_reserve_exact(additional);
+    }
+
     /// A builder that adds tasks in a chain of calls and validates at the end.
     pub fn builder() -> TaskGraphBuilder {
         TaskGraphBuilder::default()

@@ -29,6 +29,31 @@ const FLOAT: u8 = 2;
 const TUPLE: u8 = 3;
 const END: u8 = 4;
 
+/// `a == b`, without a call for the few bytes that names and codes take:
+/// a call of `memcmp` costs more than comparing them, and the reader
+/// compares several a task. Up to 16 bytes, two loads from each end that
+/// overlap in the middle cover every byte.
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |bytes: &[u8], at: usize| {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+    };
+    let half = |bytes: &[u8], at: usize| {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+    };
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// Distinct strings, numbered in the order first met, each shared.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Strings {
@@ -49,7 +74,7 @@ impl Strings {
     pub(crate) fn find(&self, text: &[u8]) -> Option<u32> {
         self.index
             .find(Self::hash(text), |&i| {
-                self.strings[i as usize].as_bytes() == text
+                same(self.strings[i as usize].as_bytes(), text)
             })
             .copied()
     }
@@ -58,7 +83,7 @@ impl Strings {
     /// is new and not UTF-8 (only new texts are checked).
     pub(crate) fn intern(&mut self, text: &[u8]) -> Option<u32> {
         if let Some(last) = self.last
-            && self.strings[last as usize].as_bytes() == text
+            && same(self.strings[last as usize].as_bytes(), text)
         {
             return Some(last);
         }
@@ -66,7 +91,7 @@ impl Strings {
         let strings = &self.strings;
         let found = self
             .index
-            .find(hash, |&i| strings[i as usize].as_bytes() == text);
+            .find(hash, |&i| same(strings[i as usize].as_bytes(), text));
         let i = match found {
             Some(&i) => i,
             None => {
@@ -153,7 +178,7 @@ impl KeyTable {
     /// The node whose key has this code.
     pub(crate) fn find(&self, code: &[u8]) -> Option<u32> {
         self.index
-            .find(Self::hash(code), |&i| self.code(i) == code)
+            .find(Self::hash(code), |&i| same(self.code(i), code))
             .copied()
     }
 
@@ -161,7 +186,7 @@ impl KeyTable {
     /// with the number of the node that already has it.
     pub(crate) fn insert(&mut self, code: &[u8]) -> Result<u32, u32> {
         let hash = Self::hash(code);
-        if let Some(&i) = self.index.find(hash, |&i| self.code(i) == code) {
+        if let Some(&i) = self.index.find(hash, |&i| same(self.code(i), code)) {
             return Err(i);
         }
         let i = u32::try_from(self.ends.len()).map_err(|_| u32::MAX)?;
@@ -172,6 +197,22 @@ impl KeyTable {
         self.index
             .insert_unique(hash, i, |&j| Self::hash(code_at(codes, ends, j)));
         Ok(i)
+    }
+
+    /// Whether the index has no room for another key without growing.
+    #[cfg(feature = "json")]
+    pub(crate) fn index_is_full(&self) -> bool {
+        self.index.len() == self.index.capacity()
+    }
+
+    /// Asks for room in the index for `additional` more keys (none where
+    /// the memory is short: the index then grows as keys come).
+    #[cfg(feature = "json")]
+    pub(crate) fn reserve_index(&mut self, additional: usize) {
+        let (codes, ends) = (&self.codes, &self.ends);
+        let _ = self
+            .index
+            .try_reserve(additional, |&j| Self::hash(code_at(codes, ends, j)));
     }
 
     /// The code of `key` into `out` (cleared first); `false` if the key has a
@@ -333,6 +374,22 @@ fn unzigzag(value: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_compares_every_byte_of_every_length() {
+        for n in 0..40_usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+            assert!(same(&a, &a.clone()), "{n} bytes");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 1;
+                assert!(!same(&a, &b), "{n} bytes, differing at {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(0);
+            assert!(!same(&a, &longer) && !same(&longer, &a), "{n} bytes");
+        }
+    }
 
     fn keys() -> Vec<Key> {
         vec![

@@ -113,6 +113,34 @@ fn gzip_files_round_trip_and_are_detected_by_content() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn gzip_files_of_several_members_are_read_whole() {
+    // A gzip trailer gives the size of its member's text, which the reader
+    // makes room by; here the last member's is one byte, of many thousand.
+    use std::io::Write;
+    let graph = Shape::Random.generate(5_000, 7);
+    let text = json::to_string(&graph).unwrap();
+    let member = |bytes: &[u8]| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    };
+    let (body, last) = text.as_bytes().split_at(text.len() - 1);
+    let mut bytes = member(body);
+    bytes.extend(member(last));
+    assert_eq!(&bytes[bytes.len() - 4..], 1_u32.to_le_bytes());
+
+    let dir = std::env::temp_dir().join(format!("graph-core-members-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gz = dir.join("graph.json.gz");
+    std::fs::write(&gz, &bytes).unwrap();
+    assert_eq!(json::read_path(&gz).unwrap(), graph);
+    let shape = json::read_shape_path(&gz).unwrap();
+    assert_eq!(shape.len(), graph.len());
+    assert_eq!(shape.topology(), graph.topology().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A term nested `depth` calls deep around a reference to `x` (one more
 /// level).
 fn nested_call(depth: usize) -> Term {

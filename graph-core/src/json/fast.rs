@@ -111,6 +111,12 @@ pub(crate) trait Sink {
     /// The next task: its key and body, and its metadata. Called only when
     /// the sink wants terms.
     fn task(&mut self, key: &Key, body: Body, size: Option<u64>, cost: Option<f64>) -> Result<()>;
+
+    /// Room for about `tasks` more tasks, asked for once the reader can
+    /// tell how many the document holds.
+    fn reserve(&mut self, tasks: usize) {
+        let _ = tasks;
+    }
 }
 
 /// The bytes of a document, a chunk at a time.
@@ -523,9 +529,17 @@ pub(crate) struct Reader<I> {
     has_key: bool,
     scratch: Vec<u8>,
     number: Vec<u8>,
+    /// The terms of the arrays being read, innermost last: an array's items
+    /// are gathered here and moved into a vector of their exact length, one
+    /// allocation an array instead of one a doubling.
+    items: Vec<Term>,
+    /// The same for the keys of `deps`.
+    dep_keys: Vec<Key>,
     /// The position of the task being read.
     index: usize,
     depth: usize,
+    /// About how many bytes the document has, if known.
+    size_hint: Option<u64>,
 }
 
 /// What a document holds, besides what its sink kept: the table of its
@@ -541,11 +555,12 @@ pub(crate) struct Document {
 
 /// Bytes of text per task, at least, when reserving room from the size of a
 /// document (`{"key":1,"task":1},` is 20), and bytes per reference (`{"ref":1}`
-/// is 9); and bytes per task expected, for the index of keys, whose room
-/// costs memory at once (more tasks only grow it).
+/// is 9): room in vectors, which is address space until used.
 const BYTES_PER_TASK: u64 = 20;
 const BYTES_PER_REFERENCE: u64 = 10;
-const BYTES_PER_INDEXED_TASK: u64 = 80;
+/// The room in the index of keys at the start: once the tasks read fill it,
+/// the bytes they took tell how many the document holds (`make_room`).
+const SAMPLE_TASKS: usize = 1024;
 
 impl<I: Source> Reader<I> {
     /// A reader of `source`, with room reserved for a document of about
@@ -568,7 +583,9 @@ impl<I: Source> Reader<I> {
         Reader {
             input: Input::new(source),
             keys: Vec::new(),
-            table: KeyTable::with_capacity(tasks, 8 * tasks, room(BYTES_PER_INDEXED_TASK)),
+            // The index's room costs memory at once: enough for a sample,
+            // then as much as the tasks read so far tell (`make_room`).
+            table: KeyTable::with_capacity(tasks, 8 * tasks, tasks.min(SAMPLE_TASKS)),
             offsets,
             targets: reserved(room(BYTES_PER_REFERENCE)),
             forward: Vec::new(),
@@ -581,8 +598,11 @@ impl<I: Source> Reader<I> {
             has_key: false,
             scratch: Vec::new(),
             number: Vec::new(),
+            items: Vec::new(),
+            dep_keys: Vec::new(),
             index: 0,
             depth: 0,
+            size_hint,
         }
     }
 
@@ -733,8 +753,32 @@ impl<I: Source> Reader<I> {
         self.elements(|reader| {
             reader.task(sink)?;
             reader.index += 1;
+            if reader.table.index_is_full() {
+                reader.make_room(sink);
+            }
             Ok(())
         })
+    }
+
+    /// Room in the index of keys and in the sink for as many tasks as those
+    /// read so far say the document holds, at the bytes a task they took,
+    /// asked for when the index is full: it then grows once or twice to
+    /// about the document's size instead of doubling a dozen times (each
+    /// growth hashes every key again; of the sink's graph, copies every
+    /// task), and no room is taken for tasks that are not there.
+    fn make_room<S: Sink>(&mut self, sink: &mut S) {
+        let (Some(total), read) = (self.size_hint, self.input.offset()) else {
+            return;
+        };
+        if read == 0 || total <= read {
+            return;
+        }
+        let per_task = read as f64 / self.index as f64;
+        // A tenth more, for the tasks to come taking fewer bytes.
+        let more = ((total - read) as f64 / per_task * 1.1) as usize;
+        let more = more.min(NodeId::MAX_NODES - self.index);
+        self.table.reserve_index(more);
+        sink.reserve(more);
     }
 
     /// The fields of an object whose `{` has been read, at least one, each
@@ -949,12 +993,14 @@ impl<I: Source> Reader<I> {
     /// bodies.
     fn deps<S: Sink>(&mut self) -> Result<Vec<Key>> {
         self.input.expect(b'[')?;
-        let mut keys = Vec::new();
+        let base = self.dep_keys.len();
         self.elements(|reader| {
-            keys.extend(reader.reference(S::TERMS)?);
+            if let Some(key) = reader.reference(S::TERMS)? {
+                reader.dep_keys.push(key);
+            }
             Ok(())
         })?;
-        Ok(keys)
+        Ok(self.dep_keys.drain(base..).collect())
     }
 
     /// A term.
@@ -1028,12 +1074,16 @@ impl<I: Source> Reader<I> {
     /// An array of terms.
     fn terms(&mut self) -> Result<Vec<Term>> {
         self.input.expect(b'[')?;
-        let mut items = Vec::new();
+        // Nested arrays gather above `base` and take their items back
+        // before this one goes on (a bail ends the reading: what is left
+        // on the stack then is dropped with the reader).
+        let base = self.items.len();
         self.elements(|reader| {
-            items.push(reader.term()?);
+            let term = reader.term()?;
+            reader.items.push(term);
             Ok(())
         })?;
-        Ok(items)
+        Ok(self.items.drain(base..).collect())
     }
 
     /// The references of a term, in preorder, without building the term:
@@ -1110,6 +1160,12 @@ impl Sink for GraphSink {
             .insert_task(key.clone(), Task { body, size, cost })
             .map_err(|_| Bail::Invalid)?;
         Ok(())
+    }
+
+    /// The graph's table then never grows: each growth copies every task
+    /// into memory touched for the first time.
+    fn reserve(&mut self, tasks: usize) {
+        self.graph.try_reserve(tasks);
     }
 }
 

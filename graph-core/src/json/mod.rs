@@ -225,12 +225,13 @@ fn read_with<T>(
         error: Box::new(source),
     };
     let attempt = (|| -> io::Result<Result<T, Bail>> {
-        let file = std::fs::File::open(path)?;
+        let mut file = std::fs::File::open(path)?;
         let size = file.metadata()?.len();
+        let plain_size = gzip_plain_size(&mut file, size)?;
         let mut file = io::BufReader::with_capacity(1 << 16, file);
         Ok(if file.fill_buf()?.starts_with(&GZIP_MAGIC) {
-            // JSON graphs compress about tenfold.
-            let hint = Some(size.saturating_mul(10));
+            // JSON graphs compress tenfold or more (forty times, dask's).
+            let hint = Some(plain_size.max(size.saturating_mul(10)));
             let decoder = flate2::read::MultiGzDecoder::new(file);
             prefetched(decoder, |text| fast(text, hint))
         } else {
@@ -254,6 +255,24 @@ fn read_with<T>(
             explain(bail, &text, slow).map_err(within)
         }
     }
+}
+
+/// The size of a gzip file's text as its trailer gives it (its last four
+/// bytes: the size of the last member's text, modulo 2^32), the file left
+/// where it was at its start; 0 for a file too short to have one. Not to be
+/// trusted (a file of several members, or of more than 4 GiB of text, says
+/// less), but room for it spares growing the tables as the text comes.
+fn gzip_plain_size(file: &mut std::fs::File, size: u64) -> io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    // A header (10 bytes), an empty body (2) and the trailer (8).
+    if size < 20 {
+        return Ok(0);
+    }
+    let mut trailer = [0_u8; 4];
+    file.seek(SeekFrom::End(-4))?;
+    file.read_exact(&mut trailer)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(u64::from(u32::from_le_bytes(trailer)))
 }
 
 /// [`read_with`] on bytes in memory.
