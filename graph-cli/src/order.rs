@@ -100,7 +100,7 @@ struct OrderReport<'a> {
 }
 
 /// Every task with its priority, in run order, streamed from the order:
-/// each key made from the shape as it is written.
+/// each key written from the shape's code for it, no key made.
 struct Sequence<'a> {
     shape: &'a Shape,
     order: &'a Order,
@@ -111,7 +111,7 @@ impl Serialize for Sequence<'_> {
         let sequence = self.order.sequence();
         let mut seq = serializer.serialize_seq(Some(sequence.len()))?;
         for node in sequence {
-            seq.serialize_element(&(self.shape.key(node), self.order.priority(node)))?;
+            seq.serialize_element(&(self.shape.serializable_key(node), self.order.priority(node)))?;
         }
         seq.end()
     }

@@ -134,6 +134,7 @@ impl TaskGraph {
     /// Asks for room for `additional` more tasks; without it (too much
     /// for the allocator or the address space), the table grows as tasks
     /// come instead.
+    #[cfg(feature = "json")]
     pub(crate) fn try_reserve(&mut self, additional: usize) {
         let _ = self.tasks.try_reserve_exact(additional);
     }

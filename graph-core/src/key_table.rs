@@ -166,6 +166,26 @@ impl KeyTable {
         code_at(&self.codes, &self.ends, i)
     }
 
+    /// The number of the string node `i`'s key is named by
+    /// ([`Key::name`]): the same number for the same name. `None` for a key
+    /// named by no string.
+    pub(crate) fn name_number(&self, i: u32) -> Option<u32> {
+        let code = self.code(i);
+        // Past the tuples the key opens with, to its first scalar.
+        let at = code.iter().position(|&tag| tag != TUPLE)?;
+        (code[at] == STR).then(|| read_varint(code, &mut { at + 1 }) as u32)
+    }
+
+    #[cfg(feature = "json")]
+    /// Node `i`'s key, to serialize as [`Key`] serializes, made from its
+    /// code as it is written (no key built).
+    pub(crate) fn serializable(&self, i: u32) -> Coded<'_> {
+        Coded {
+            table: self,
+            code: self.code(i),
+        }
+    }
+
     fn hash(code: &[u8]) -> u64 {
         FxBuildHasher.hash_one(code)
     }
@@ -276,34 +296,166 @@ impl KeyTable {
     ///
     /// If `code` was not made by this table.
     pub(crate) fn decode(&self, code: &[u8]) -> Key {
-        let mut open: Vec<Vec<Key>> = Vec::new();
+        // Most keys are a tuple of scalars (`('x', 0, 1)`): its parts are
+        // counted first and made straight into the shared slice, one
+        // allocation a key.
+        if let Some(n) = flat_tuple_len(code) {
+            let mut at = 1;
+            return Key::Tuple((0..n).map(|_| self.scalar(code, &mut at)).collect());
+        }
+        // Else the parts of the open tuples on one stack, innermost last.
+        let mut parts: Vec<Key> = Vec::new();
+        let mut starts: Vec<usize> = Vec::new();
         let mut at = 0;
         loop {
-            let tag = code[at];
-            at += 1;
-            let key = match tag {
-                STR => {
-                    let i = read_varint(code, &mut at);
-                    Key::Str(self.strings.get(i as u32).clone())
-                }
-                INT => Key::Int(unzigzag(read_varint(code, &mut at))),
-                FLOAT => {
-                    let bits = u64::from_le_bytes(code[at..at + 8].try_into().expect("8 bytes"));
-                    at += 8;
-                    Key::Float(f64::from_bits(bits))
-                }
+            let key = match code[at] {
                 TUPLE => {
-                    open.push(Vec::new());
+                    at += 1;
+                    starts.push(parts.len());
                     continue;
                 }
-                END => Key::from(open.pop().expect("a tuple is open")),
-                other => unreachable!("no key code starts with {other}"),
+                END => {
+                    at += 1;
+                    let start = starts.pop().expect("a tuple is open");
+                    Key::Tuple(parts.drain(start..).collect())
+                }
+                _ => self.scalar(code, &mut at),
             };
-            match open.last_mut() {
-                Some(parts) => parts.push(key),
-                None => return key,
+            if starts.is_empty() {
+                return key;
             }
+            parts.push(key);
         }
+    }
+
+    /// The scalar key (a string, integer or float) whose code starts at
+    /// `at`, which is moved past it.
+    fn scalar(&self, code: &[u8], at: &mut usize) -> Key {
+        let tag = code[*at];
+        *at += 1;
+        match tag {
+            STR => Key::Str(self.strings.get(read_varint(code, at) as u32).clone()),
+            INT => Key::Int(unzigzag(read_varint(code, at))),
+            FLOAT => {
+                let bits = u64::from_le_bytes(code[*at..*at + 8].try_into().expect("8 bytes"));
+                *at += 8;
+                Key::Float(f64::from_bits(bits))
+            }
+            other => unreachable!("no scalar's code starts with {other}"),
+        }
+    }
+}
+
+#[cfg(feature = "json")]
+/// A key's code, serialized as the key is (see [`KeyTable::serializable`]).
+pub(crate) struct Coded<'a> {
+    table: &'a KeyTable,
+    code: &'a [u8],
+}
+
+#[cfg(feature = "json")]
+impl serde::Serialize for Coded<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut at = 0;
+        self.serialize_at(&mut at, serializer)
+    }
+}
+
+#[cfg(feature = "json")]
+impl Coded<'_> {
+    /// The key whose code starts at `at`, which is moved past it.
+    fn serialize_at<S: serde::Serializer>(
+        &self,
+        at: &mut usize,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let code = self.code;
+        let tag = code[*at];
+        *at += 1;
+        match tag {
+            STR => serializer.serialize_str(self.table.strings.get(read_varint(code, at) as u32)),
+            INT => serializer.serialize_i64(unzigzag(read_varint(code, at))),
+            FLOAT => {
+                let bits = u64::from_le_bytes(code[*at..*at + 8].try_into().expect("8 bytes"));
+                *at += 8;
+                serializer.serialize_f64(f64::from_bits(bits))
+            }
+            TUPLE => {
+                let mut seq = serializer.serialize_seq(None)?;
+                while code[*at] != END {
+                    seq.serialize_element(&Part {
+                        key: self,
+                        at: &*at,
+                    })?;
+                    skip(code, at);
+                }
+                *at += 1;
+                seq.end()
+            }
+            other => unreachable!("no key's code starts with {other}"),
+        }
+    }
+}
+
+#[cfg(feature = "json")]
+/// One part of a tuple being serialized: the code from `at` on.
+struct Part<'a, 'b> {
+    key: &'a Coded<'b>,
+    at: &'a usize,
+}
+
+#[cfg(feature = "json")]
+impl serde::Serialize for Part<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut at = *self.at;
+        self.key.serialize_at(&mut at, serializer)
+    }
+}
+
+#[cfg(feature = "json")]
+/// Moves `at` past the key whose code starts there.
+fn skip(code: &[u8], at: &mut usize) {
+    let mut open = 0_usize;
+    loop {
+        let tag = code[*at];
+        *at += 1;
+        match tag {
+            STR | INT => {
+                read_varint(code, at);
+            }
+            FLOAT => *at += 8,
+            TUPLE => open += 1,
+            END => open -= 1,
+            other => unreachable!("no key's code has the tag {other}"),
+        }
+        if open == 0 {
+            return;
+        }
+    }
+}
+
+/// The number of parts of a code that is one tuple of scalars; `None` for
+/// any other code.
+fn flat_tuple_len(code: &[u8]) -> Option<usize> {
+    if code.first() != Some(&TUPLE) {
+        return None;
+    }
+    let (mut at, mut n) = (1, 0);
+    loop {
+        match *code.get(at)? {
+            END => return (at + 1 == code.len()).then_some(n),
+            STR | INT => {
+                at += 1;
+                while *code.get(at)? >= 0x80 {
+                    at += 1;
+                }
+                at += 1;
+            }
+            FLOAT => at += 9,
+            _ => return None,
+        }
+        n += 1;
     }
 }
 
@@ -407,7 +559,32 @@ mod tests {
             Key::tuple([Key::tuple([]), Key::from("x")]),
             Key::tuple([Key::from(("a", 1)), Key::Int(2)]),
             Key::tuple([Key::from("a"), Key::Int(1), Key::Int(2)]),
+            Key::tuple([Key::Int(3), Key::from("a \" \\ \n é")]),
+            Key::tuple([
+                Key::tuple([Key::tuple([Key::Float(1e300), Key::Int(-7)])]),
+                Key::tuple([]),
+            ]),
         ]
+    }
+
+    #[test]
+    #[cfg(feature = "json")]
+    fn codes_serialize_as_their_keys_and_name_them_by_number() {
+        let mut table = KeyTable::default();
+        let mut code = Vec::new();
+        for key in keys() {
+            table.encode_interning(&key, &mut code);
+            let i = table.insert(&code).unwrap();
+            assert_eq!(
+                serde_json::to_string(&table.serializable(i)).unwrap(),
+                serde_json::to_string(&key).unwrap(),
+                "{key:?}"
+            );
+            let name = table
+                .name_number(i)
+                .map(|n| table.strings().get(n).to_string());
+            assert_eq!(name.as_deref(), key.name(), "{key:?}");
+        }
     }
 
     #[test]

@@ -101,6 +101,52 @@ impl Shape {
         self.table.key(node.as_u32())
     }
 
+    /// The key of a node, to serialize (as [`Key`] serializes) straight
+    /// from its code: what writing many keys wants, with no key made.
+    ///
+    /// # Panics
+    ///
+    /// If `node` is not a node of this graph.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{NodeId, Shape, TaskGraph, Term};
+    ///
+    /// let graph = TaskGraph::builder().task(("x", 0, 1.5), Term::lit(1)).build()?;
+    /// let shape = Shape::of(&graph)?;
+    /// let text = serde_json::to_string(&shape.serializable_key(NodeId::new(0))).unwrap();
+    /// assert_eq!(text, r#"["x",0,1.5]"#);
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    #[cfg(feature = "json")]
+    pub fn serializable_key(&self, node: NodeId) -> impl serde::Serialize + '_ {
+        self.table.serializable(node.as_u32())
+    }
+
+    /// For each node, in node order, a number for the string its key is
+    /// named by ([`Key::name`]): equal numbers for equal names, `None` for a
+    /// key named by no string. Groups tasks by name with no key made.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_core::{Shape, TaskGraph, Term};
+    ///
+    /// let graph = TaskGraph::builder()
+    ///     .task(("x", 0), Term::lit(1))
+    ///     .task(7, Term::lit(2))
+    ///     .task(("x", 1), Term::lit(3))
+    ///     .build()?;
+    /// let names: Vec<_> = Shape::of(&graph)?.name_numbers().collect();
+    /// assert_eq!((names[0], names[1]), (names[2], None));
+    /// assert!(names[0].is_some());
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn name_numbers(&self) -> impl ExactSizeIterator<Item = Option<u32>> + '_ {
+        (0..self.len() as u32).map(|node| self.table.name_number(node))
+    }
+
     /// Every key, in node order, each made as it is reached.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = Key> + DoubleEndedIterator + '_ {
         (0..self.len() as u32).map(|node| self.table.key(node))

@@ -10,7 +10,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Arc;
 
 use graph_core::{Dag, NodeId, Shape, Topology};
 use rustc_hash::FxHashMap;
@@ -459,13 +458,14 @@ pub fn shape_sizes(shape: &Shape) -> Option<Vec<u64>> {
     if known.is_empty() {
         return None;
     }
-    let mut names: FxHashMap<Option<Arc<str>>, u32> = FxHashMap::default();
+    // Tasks grouped by the name of their key, groups numbered in the order
+    // first met.
+    let mut groups_of: FxHashMap<Option<u32>, u32> = FxHashMap::default();
     let groups: Vec<u32> = shape
-        .keys()
-        .map(|key| {
-            let name = key.name().map(Arc::from);
-            let next = names.len() as u32;
-            *names.entry(name).or_insert(next)
+        .name_numbers()
+        .map(|name| {
+            let next = groups_of.len() as u32;
+            *groups_of.entry(name).or_insert(next)
         })
         .collect();
     // One group per task at most, and one size per task: lengths agree.
