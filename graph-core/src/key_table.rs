@@ -39,11 +39,14 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
+    // Both sides are in bounds (`n` says so), so both are `Some`.
     let word = |bytes: &[u8], at: usize| {
-        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+        let eight: Option<[u8; 8]> = bytes.get(at..at + 8).and_then(|b| b.try_into().ok());
+        eight.map(u64::from_le_bytes)
     };
     let half = |bytes: &[u8], at: usize| {
-        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+        let four: Option<[u8; 4]> = bytes.get(at..at + 4).and_then(|b| b.try_into().ok());
+        four.map(u32::from_le_bytes)
     };
     match n {
         0 => true,
@@ -369,32 +372,24 @@ impl Coded<'_> {
         at: &mut usize,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
+        use serde::Serialize;
         use serde::ser::SerializeSeq;
         let code = self.code;
-        let tag = code[*at];
-        *at += 1;
-        match tag {
-            STR => serializer.serialize_str(self.table.strings.get(read_varint(code, at) as u32)),
-            INT => serializer.serialize_i64(unzigzag(read_varint(code, at))),
-            FLOAT => {
-                let bits = u64::from_le_bytes(code[*at..*at + 8].try_into().expect("8 bytes"));
-                *at += 8;
-                serializer.serialize_f64(f64::from_bits(bits))
-            }
-            TUPLE => {
-                let mut seq = serializer.serialize_seq(None)?;
-                while code[*at] != END {
-                    seq.serialize_element(&Part {
-                        key: self,
-                        at: &*at,
-                    })?;
-                    skip(code, at);
-                }
-                *at += 1;
-                seq.end()
-            }
-            other => unreachable!("no key's code starts with {other}"),
+        if code[*at] != TUPLE {
+            // A scalar, made as a key: no allocation (a string is shared).
+            return self.table.scalar(code, at).serialize(serializer);
         }
+        *at += 1;
+        let mut seq = serializer.serialize_seq(None)?;
+        while code[*at] != END {
+            seq.serialize_element(&Part {
+                key: self,
+                at: &*at,
+            })?;
+            skip(code, at);
+        }
+        *at += 1;
+        seq.end()
     }
 }
 
@@ -421,13 +416,13 @@ fn skip(code: &[u8], at: &mut usize) {
         let tag = code[*at];
         *at += 1;
         match tag {
-            STR | INT => {
-                read_varint(code, at);
-            }
-            FLOAT => *at += 8,
             TUPLE => open += 1,
             END => open -= 1,
-            other => unreachable!("no key's code has the tag {other}"),
+            FLOAT => *at += 8,
+            // A string's number or an integer, as a varint.
+            _ => {
+                read_varint(code, at);
+            }
         }
         if open == 0 {
             return;
