@@ -101,7 +101,7 @@ def main():
             return opt.fuse(opt.inline_functions(inlined, keys, fast_functions=fast), keys)
 
         work = {
-            "optimize": (lambda: pipeline(), ["optimize", path, "-o", out]),
+            "optimize": (pipeline, ["optimize", path, "-o", out]),
             "rewrite": (lambda: {k: rule_set.rewrite(t) for k, t in dsk.items()},
                         ["rewrite", path, "--rules", rules_path, "-o", out]),
         }

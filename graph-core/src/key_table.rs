@@ -29,34 +29,6 @@ const FLOAT: u8 = 2;
 const TUPLE: u8 = 3;
 const END: u8 = 4;
 
-/// `a == b`, without a call for the few bytes that names and codes take:
-/// a call of `memcmp` costs more than comparing them, and the reader
-/// compares several a task. Up to 16 bytes, two loads from each end that
-/// overlap in the middle cover every byte.
-#[inline]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    // Both sides are in bounds (`n` says so), so both are `Some`.
-    let word = |bytes: &[u8], at: usize| {
-        let eight: Option<[u8; 8]> = bytes.get(at..at + 8).and_then(|b| b.try_into().ok());
-        eight.map(u64::from_le_bytes)
-    };
-    let half = |bytes: &[u8], at: usize| {
-        let four: Option<[u8; 4]> = bytes.get(at..at + 4).and_then(|b| b.try_into().ok());
-        four.map(u32::from_le_bytes)
-    };
-    match n {
-        0 => true,
-        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        _ => a == b,
-    }
-}
-
 /// Distinct strings, numbered in the order first met, each shared.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Strings {
@@ -77,7 +49,7 @@ impl Strings {
     pub(crate) fn find(&self, text: &[u8]) -> Option<u32> {
         self.index
             .find(Self::hash(text), |&i| {
-                same(self.strings[i as usize].as_bytes(), text)
+                self.strings[i as usize].as_bytes() == text
             })
             .copied()
     }
@@ -86,7 +58,7 @@ impl Strings {
     /// is new and not UTF-8 (only new texts are checked).
     pub(crate) fn intern(&mut self, text: &[u8]) -> Option<u32> {
         if let Some(last) = self.last
-            && same(self.strings[last as usize].as_bytes(), text)
+            && self.strings[last as usize].as_bytes() == text
         {
             return Some(last);
         }
@@ -94,7 +66,7 @@ impl Strings {
         let strings = &self.strings;
         let found = self
             .index
-            .find(hash, |&i| same(strings[i as usize].as_bytes(), text));
+            .find(hash, |&i| strings[i as usize].as_bytes() == text);
         let i = match found {
             Some(&i) => i,
             None => {
@@ -201,7 +173,7 @@ impl KeyTable {
     /// The node whose key has this code.
     pub(crate) fn find(&self, code: &[u8]) -> Option<u32> {
         self.index
-            .find(Self::hash(code), |&i| same(self.code(i), code))
+            .find(Self::hash(code), |&i| self.code(i) == code)
             .copied()
     }
 
@@ -209,7 +181,7 @@ impl KeyTable {
     /// with the number of the node that already has it.
     pub(crate) fn insert(&mut self, code: &[u8]) -> Result<u32, u32> {
         let hash = Self::hash(code);
-        if let Some(&i) = self.index.find(hash, |&i| same(self.code(i), code)) {
+        if let Some(&i) = self.index.find(hash, |&i| self.code(i) == code) {
             return Err(i);
         }
         let i = u32::try_from(self.ends.len()).map_err(|_| u32::MAX)?;
@@ -359,8 +331,7 @@ pub(crate) struct Coded<'a> {
 #[cfg(feature = "json")]
 impl serde::Serialize for Coded<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut at = 0;
-        self.serialize_at(&mut at, serializer)
+        self.serialize_at(&std::cell::Cell::new(0), serializer)
     }
 }
 
@@ -369,64 +340,41 @@ impl Coded<'_> {
     /// The key whose code starts at `at`, which is moved past it.
     fn serialize_at<S: serde::Serializer>(
         &self,
-        at: &mut usize,
+        at: &std::cell::Cell<usize>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         use serde::Serialize;
         use serde::ser::SerializeSeq;
         let code = self.code;
-        if code[*at] != TUPLE {
+        let mut here = at.get();
+        if code[here] != TUPLE {
             // A scalar, made as a key: no allocation (a string is shared).
-            return self.table.scalar(code, at).serialize(serializer);
+            let key = self.table.scalar(code, &mut here);
+            at.set(here);
+            return key.serialize(serializer);
         }
-        *at += 1;
+        at.set(here + 1);
         let mut seq = serializer.serialize_seq(None)?;
-        while code[*at] != END {
-            seq.serialize_element(&Part {
-                key: self,
-                at: &*at,
-            })?;
-            skip(code, at);
+        while code[at.get()] != END {
+            seq.serialize_element(&Part { key: self, at })?;
         }
-        *at += 1;
+        at.set(at.get() + 1);
         seq.end()
     }
 }
 
 #[cfg(feature = "json")]
-/// One part of a tuple being serialized: the code from `at` on.
+/// The next part of a tuple being serialized: the code from `at` on, which
+/// serializing it moves past.
 struct Part<'a, 'b> {
     key: &'a Coded<'b>,
-    at: &'a usize,
+    at: &'a std::cell::Cell<usize>,
 }
 
 #[cfg(feature = "json")]
 impl serde::Serialize for Part<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut at = *self.at;
-        self.key.serialize_at(&mut at, serializer)
-    }
-}
-
-#[cfg(feature = "json")]
-/// Moves `at` past the key whose code starts there.
-fn skip(code: &[u8], at: &mut usize) {
-    let mut open = 0_usize;
-    loop {
-        let tag = code[*at];
-        *at += 1;
-        match tag {
-            TUPLE => open += 1,
-            END => open -= 1,
-            FLOAT => *at += 8,
-            // A string's number or an integer, as a varint.
-            _ => {
-                read_varint(code, at);
-            }
-        }
-        if open == 0 {
-            return;
-        }
+        self.key.serialize_at(self.at, serializer)
     }
 }
 
@@ -521,22 +469,6 @@ fn unzigzag(value: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn same_compares_every_byte_of_every_length() {
-        for n in 0..40_usize {
-            let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
-            assert!(same(&a, &a.clone()), "{n} bytes");
-            for at in 0..n {
-                let mut b = a.clone();
-                b[at] ^= 1;
-                assert!(!same(&a, &b), "{n} bytes, differing at {at}");
-            }
-            let mut longer = a.clone();
-            longer.push(0);
-            assert!(!same(&a, &longer) && !same(&longer, &a), "{n} bytes");
-        }
-    }
 
     fn keys() -> Vec<Key> {
         vec![

@@ -39,6 +39,9 @@ pub const FORMAT: &str = "taskgraph-json/1";
 pub use crate::limits::{MAX_NAME_BYTES, MAX_NESTING, MAX_STRING_BYTES};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The bytes of the smallest gzip file: a header (10), an empty body (2)
+/// and the trailer (8).
+const GZIP_SMALLEST: u64 = 20;
 
 /// How many levels of nesting the reader goes between checks of its stack;
 /// the room a check asks for, which holds that many levels with a wide
@@ -225,11 +228,20 @@ fn read_with<T>(
         error: Box::new(source),
     };
     let attempt = (|| -> io::Result<Result<T, Bail>> {
-        let mut file = std::fs::File::open(path)?;
+        let file = std::fs::File::open(path)?;
         let size = file.metadata()?.len();
-        let plain_size = gzip_plain_size(&mut file, size)?;
         let mut file = io::BufReader::with_capacity(1 << 16, file);
         Ok(if file.fill_buf()?.starts_with(&GZIP_MAGIC) {
+            // A file long enough for a trailer (a pipe says 0 bytes, and
+            // what it gave is not given again) is read again from its start
+            // once the trailer is read.
+            let (file, plain_size) = if size < GZIP_SMALLEST {
+                (file, 0)
+            } else {
+                let mut inner = file.into_inner();
+                let plain_size = gzip_plain_size(&mut inner)?;
+                (io::BufReader::with_capacity(1 << 16, inner), plain_size)
+            };
             // JSON graphs compress tenfold or more (forty times, dask's).
             let hint = Some(plain_size.max(size.saturating_mul(10)));
             let decoder = flate2::read::MultiGzDecoder::new(file);
@@ -258,16 +270,12 @@ fn read_with<T>(
 }
 
 /// The size of a gzip file's text as its trailer gives it (its last four
-/// bytes: the size of the last member's text, modulo 2^32), the file left
-/// where it was at its start; 0 for a file too short to have one. Not to be
-/// trusted (a file of several members, or of more than 4 GiB of text, says
-/// less), but room for it spares growing the tables as the text comes.
-fn gzip_plain_size(file: &mut std::fs::File, size: u64) -> io::Result<u64> {
+/// bytes: the size of the last member's text, modulo 2^32), the file then
+/// at its start. Not to be trusted (a file of several members, or of more
+/// than 4 GiB of text, says less), but room for it spares growing the
+/// tables as the text comes.
+fn gzip_plain_size(file: &mut std::fs::File) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom};
-    // A header (10 bytes), an empty body (2) and the trailer (8).
-    if size < 20 {
-        return Ok(0);
-    }
     let mut trailer = [0_u8; 4];
     file.seek(SeekFrom::End(-4))?;
     file.read_exact(&mut trailer)?;
