@@ -28,14 +28,14 @@
 //! from finalizing until the tasks end.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, Topology};
 use graph_exec::{
     OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, run_order,
 };
-use graph_order::OrderConfig;
+use graph_order::{OrderConfig, Strategy};
 use pyo3::exceptions::{
     PyException, PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError,
 };
@@ -47,6 +47,7 @@ use self_cell::self_cell;
 
 use crate::convert::{Converted, External, Reading, convert};
 use crate::eval::TaskKeys;
+use crate::learn::{self, Learning, Reorder};
 use crate::signals::{Stop, detach_interruptible};
 use crate::sizes::{Sizes, Sizing};
 use crate::{ORDER_BESIDE, core_error, order_error, parse_strategy};
@@ -65,6 +66,15 @@ struct Inputs {
     /// Per node, its kind for the scheduler (dask's `key_split` of its key),
     /// with `expected`.
     kinds: Vec<u32>,
+    /// The order the run goes on by once it has learned the sizes of its
+    /// results (see [`crate::learn`]).
+    resumed: OnceLock<Resumed>,
+}
+
+/// The ranks (and, with several workers, the profile) of a second order.
+struct Resumed {
+    ranks: Vec<u32>,
+    profile: Option<OrderProfile>,
 }
 
 self_cell!(
@@ -95,6 +105,8 @@ struct State {
     /// Jobs running on the pool now (see [`Running`]): the run is not over
     /// for its caller until none is.
     jobs: usize,
+    /// The sizes of the first results, while the run learns them.
+    learning: Option<Learning>,
 }
 
 /// One run, shared by its workers.
@@ -140,6 +152,13 @@ struct Shared {
     read_back: Condvar,
     /// `_thread.get_ident`: the worker id the `posttask` hook is given.
     get_ident: Py<PyAny>,
+    /// Measures results while the run learns their sizes (`SafeSizeof`),
+    /// where `sizeof` does not measure them all anyway.
+    learn_sizeof: Option<Py<PyAny>>,
+    /// Set while the run learns the sizes of its results.
+    learning: AtomicBool,
+    /// What a second order is made from, where the run may make one.
+    reorder: Option<Reorder>,
 }
 
 /// The most tasks a worker takes at once, while its tasks are quick: each
@@ -194,9 +213,15 @@ impl Execution {
     /// the order weighs results by them, and the scheduler takes the sizes
     /// known as what results will take until it has measured results of
     /// their kind (dask's `key_split` of the key).
+    ///
+    /// With `learn_sizeof`, a graph of which nothing tells sizes, ordered
+    /// by `"auto"`, learns them: its first results are measured, and where
+    /// they prove to differ in size by orders of magnitude, the run goes on
+    /// by an order in their bytes (see [`crate::learn`]).
     #[pyo3(signature = (
         dsk, keys, *, workers, strategy="auto", pretask=None, posttask=None,
         memory_limit=None, sizeof=None, spiller=None, sizes=None, layers=None,
+        learn_sizeof=None,
     ))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new<'py>(
@@ -211,6 +236,7 @@ impl Execution {
         spiller: Option<Py<PyAny>>,
         sizes: Option<&Bound<'py, PyAny>>,
         layers: Option<&Bound<'py, PyAny>>,
+        learn_sizeof: Option<Py<PyAny>>,
     ) -> PyResult<Execution> {
         if memory_limit.is_some() && (sizeof.is_none() || spiller.is_none()) {
             return Err(PyValueError::new_err(
@@ -227,8 +253,22 @@ impl Execution {
             outputs,
             order,
             sizes,
+            reorder,
         } = ReadRun::new(dsk, keys, strategy, sizes, layers)?;
         let total = needed.iter().filter(|&&n| n).count();
+        // A run learns sizes where nothing told them and its order could
+        // weigh them.
+        let learns = learn_sizeof.is_some()
+            && !sizes.any()
+            && reorder.strategy == Strategy::Auto
+            && total >= learn::SMALLEST_GRAPH;
+        let learning = if learns {
+            let bound: Vec<Bound<'py, PyAny>> =
+                node_keys.iter().map(|k| k.bind(py).clone()).collect();
+            Some(Learning::new(crate::sizes::groups(&bound)?))
+        } else {
+            None
+        };
         let workers = workers.clamp(1, total.max(1));
         let (ranks, profile) = if workers == 1 {
             (order.into_priorities(), None)
@@ -264,6 +304,7 @@ impl Execution {
             profile,
             expected,
             kinds,
+            resumed: OnceLock::new(),
         };
         let core = Core::new(inputs, |inputs| {
             let mut config = SchedulerConfig::new(
@@ -294,6 +335,7 @@ impl Execution {
                     overflow: None,
                     spare: Vec::new(),
                     jobs: 0,
+                    learning,
                 }),
                 wake: Condvar::new(),
                 startable: Startable::default(),
@@ -314,6 +356,9 @@ impl Execution {
                 reading: Mutex::new(FxHashSet::default()),
                 read_back: Condvar::new(),
                 get_ident: py.import("_thread")?.getattr("get_ident")?.unbind(),
+                learning: AtomicBool::new(learns),
+                learn_sizeof: learn_sizeof.filter(|_| learns),
+                reorder: learns.then_some(reorder),
             }),
         })
     }
@@ -497,6 +542,8 @@ pub(crate) struct ReadRun {
     pub(crate) outputs: Vec<NodeId>,
     pub(crate) order: graph_order::Order,
     pub(crate) sizes: Sizes,
+    /// What the order was made from, for another.
+    pub(crate) reorder: Reorder,
 }
 
 impl ReadRun {
@@ -564,6 +611,11 @@ impl ReadRun {
             outputs,
             order,
             sizes,
+            reorder: Reorder {
+                strategy,
+                tie_break: str_ranks,
+                is_data,
+            },
         })
     }
 }
@@ -600,7 +652,7 @@ impl Shared {
     fn work(&self, py: Python<'_>, main: bool) -> PyResult<()> {
         let worker_id = self.get_ident.bind(py).call0()?;
         let mut taken: Vec<NodeId> = Vec::with_capacity(BATCH);
-        let mut done: Vec<(NodeId, u64)> = Vec::with_capacity(BATCH);
+        let mut done: Vec<Done> = Vec::with_capacity(BATCH);
         let mut freed: Vec<NodeId> = Vec::new();
         let mut spill: Vec<NodeId> = Vec::new();
         let mut batch = 1;
@@ -639,7 +691,7 @@ impl Shared {
                     return Ok(());
                 }
                 match self.execute(py, node, &worker_id) {
-                    Ok(bytes) => done.push((node, bytes)),
+                    Ok(done_now) => done.push(done_now),
                     Err(err) => {
                         self.fail(err, Some(node));
                         return Ok(());
@@ -676,7 +728,7 @@ impl Shared {
     /// waiting while none is ready; called with the GIL released.
     fn next(
         &self,
-        done: &mut Vec<(NodeId, u64)>,
+        done: &mut Vec<Done>,
         taken: &mut Vec<NodeId>,
         freed: &mut Vec<NodeId>,
         spill: &mut Vec<NodeId>,
@@ -684,8 +736,11 @@ impl Shared {
         main: bool,
     ) -> Step {
         let mut state = lock(&self.state);
-        for (node, bytes) in done.drain(..) {
-            state.finished(node, bytes, freed, spill);
+        for done in done.drain(..) {
+            state.finished(done, freed, spill);
+        }
+        if let Some(sizes) = state.learning.as_mut().and_then(Learning::decide) {
+            state = self.reorder(state, &sizes);
         }
         loop {
             if state.stop {
@@ -980,23 +1035,58 @@ impl Shared {
         ))
     }
 
-    /// Runs `node`'s task with its hooks and keeps its result; returns the
-    /// bytes it takes, where results are measured.
-    fn execute(&self, py: Python<'_>, node: NodeId, worker_id: &Bound<'_, PyAny>) -> PyResult<u64> {
+    /// Orders the graph again by `sizes` (with the lock released
+    /// meanwhile), and has the scheduler go on by that order; the run goes
+    /// on by its first where the order gives up (the run stopped).
+    fn reorder<'s>(&'s self, state: MutexGuard<'s, State>, sizes: &[u64]) -> MutexGuard<'s, State> {
+        self.learning.store(false, Ordering::Relaxed);
+        let Some(reorder) = &self.reorder else {
+            return state;
+        };
+        drop(state);
+        let order = reorder.order(&self.topology, sizes, &|| {
+            self.stopped.load(Ordering::Relaxed)
+        });
+        let mut state = lock(&self.state);
+        if let Ok(order) = order {
+            state.resume(order.priorities(), self.workers);
+        }
+        state
+    }
+
+    /// Runs `node`'s task with its hooks and keeps its result, measuring it
+    /// where results are measured.
+    fn execute(
+        &self,
+        py: Python<'_>,
+        node: NodeId,
+        worker_id: &Bound<'_, PyAny>,
+    ) -> PyResult<Done> {
         let key = self.graph.keys[node.index()].bind(py);
         if let Some(pretask) = &self.pretask {
             pretask.call1(py, (key,))?;
         }
         let value = self.evaluate(py, node)?;
         let bytes = match &self.sizeof {
-            Some(sizeof) => measured_bytes(py, sizeof, &value)?,
-            None => 0,
+            Some(sizeof) => Some(measured_bytes(py, sizeof, &value)?),
+            None => None,
+        };
+        let learned = match (&self.learn_sizeof, bytes) {
+            (_, Some(bytes)) => Some(bytes),
+            (Some(sizeof), None) if self.learning.load(Ordering::Relaxed) => {
+                Some(measured_bytes(py, sizeof, &value)?)
+            }
+            _ => None,
         };
         self.values.bind(py).set_item(node.index(), &value)?;
         if let Some(posttask) = &self.posttask {
             posttask.call1(py, (key, value, worker_id))?;
         }
-        Ok(bytes)
+        Ok(Done {
+            node,
+            bytes: bytes.unwrap_or(0),
+            learned,
+        })
     }
 
     /// Computes `node`'s result from its inputs, as dask 2026.8 runs a task.
@@ -1010,22 +1100,66 @@ impl Shared {
     }
 }
 
+/// A task a worker has run.
+struct Done {
+    node: NodeId,
+    /// Its result's bytes as `sizeof` measured them (0 where results are
+    /// not measured).
+    bytes: u64,
+    /// Its result's bytes, where measured for the run to learn from.
+    learned: Option<u64>,
+}
+
 impl State {
-    /// Reports `node` finished; the results no task reads any more go to
+    /// Reports a task finished; the results no task reads any more go to
     /// `freed`.
-    fn finished(
-        &mut self,
-        node: NodeId,
-        bytes: u64,
-        freed: &mut Vec<NodeId>,
-        spill: &mut Vec<NodeId>,
-    ) {
+    fn finished(&mut self, done: Done, freed: &mut Vec<NodeId>, spill: &mut Vec<NodeId>) {
+        let Done {
+            node,
+            bytes,
+            learned,
+        } = done;
+        if let (Some(learning), Some(learned)) = (&mut self.learning, learned) {
+            learning.measured(node, learned);
+        }
         let result = self
             .core
             .with_dependent_mut(|_, scheduler| scheduler.finished(node, bytes, freed, spill));
         if let Err(overflow) = result {
             self.overflowed(overflow);
         }
+    }
+
+    /// Goes on by the order of `priorities` (one per node): the tasks
+    /// started keep their places, the others follow by it, and with
+    /// several workers the bound on the results held is drawn from it.
+    fn resume(&mut self, priorities: &[u32], workers: usize) {
+        self.core.with_dependent_mut(|inputs, scheduler| {
+            let Ok(ranks) = scheduler.resumed_ranks(&inputs.needed, priorities) else {
+                return;
+            };
+            let profile = (workers > 1).then(|| {
+                let topology = &inputs.topology;
+                OrderProfile::new(
+                    topology,
+                    topology,
+                    &inputs.needed,
+                    &ranks,
+                    &[],
+                    UNKNOWN_RESULT_BYTES,
+                )
+            });
+            if inputs.resumed.set(Resumed { ranks, profile }).is_err() {
+                return;
+            }
+            if let Some(resumed) = inputs.resumed.get() {
+                let held_limit = resumed
+                    .profile
+                    .as_ref()
+                    .map(|profile| profile.held_limit(workers));
+                scheduler.reorder(&resumed.ranks, held_limit);
+            }
+        });
     }
 
     /// Stops the run for a task the memory limit cannot hold.
@@ -1170,8 +1304,8 @@ impl Job {
             return;
         }
         let worker_id = run.get_ident.bind(py).call0();
-        let bytes = match worker_id.and_then(|id| run.execute(py, self.node, &id)) {
-            Ok(bytes) => bytes,
+        let done = match worker_id.and_then(|id| run.execute(py, self.node, &id)) {
+            Ok(done) => done,
             Err(err) => {
                 run.fail(err, Some(self.node));
                 return;
@@ -1179,7 +1313,12 @@ impl Job {
         };
         let (mut freed, mut spill) = (Vec::new(), Vec::new());
         py.detach(|| {
-            lock(&run.state).finished(self.node, bytes, &mut freed, &mut spill);
+            let mut state = lock(&run.state);
+            state.finished(done, &mut freed, &mut spill);
+            if let Some(sizes) = state.learning.as_mut().and_then(Learning::decide) {
+                state = run.reorder(state, &sizes);
+            }
+            drop(state);
             run.wake.notify_all();
         });
         run.free(py, &mut freed);

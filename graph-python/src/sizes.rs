@@ -266,6 +266,12 @@ impl Layers {
     }
 }
 
+/// Each key's group, dask's `key_split` of it (of a tuple key, of its
+/// first part), numbered in the order met. Looks for signals as it goes.
+pub(crate) fn groups(keys: &[Bound<'_, PyAny>]) -> PyResult<Vec<u32>> {
+    scan(keys, None, &mut vec![None; keys.len()])
+}
+
 /// One pass over the keys: the size of every key that names a chunk of a
 /// layer of `layers` (into `known`), and each key's group, dask's
 /// `key_split` of it (of a tuple key, of its first part), numbered in the

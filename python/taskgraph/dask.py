@@ -347,8 +347,14 @@ def get(
       the chunks the optimized graph still has (a fused chain's result is
       its last chunk's). Where sizes are known, the order weighs results by
       them, and the scheduler takes them as what each result will take until
-      it has measured results of its group (``key_split`` of the key); a
-      plain graph dict has none, and results are counted.
+      it has measured results of its group (``key_split`` of the key). A
+      graph that tells none (a plain dict, a dataframe's) is ordered by
+      counting results, and the run learns their bytes: with the
+      ``"auto"`` strategy it measures its first 16 results, and where one
+      takes 64 KiB or more and four times the smallest, it goes on by an
+      order in bytes (each group at the mean of its results measured; the
+      tasks started keep their places). ``sizes=False`` counts results
+      throughout.
 
     - ``processes``: an int N, or a :class:`Processes` pool (also dask.config
       ``taskgraph.processes``): the tasks run on worker processes rather
@@ -444,10 +450,15 @@ def _on_threads(dsk, flat, cache, pool, num_workers, strategy, sizes, layers, me
     # sizes are given or found: the run then holds what the order holds in
     # bytes, counting each result by its measured size.
     sized = bool(layers) or (sizes is not None and sizes is not False)
-    if memory_limit is not None or recorders or (sized and workers > 1):
-        from taskgraph._sizes import SafeSizeof
+    from taskgraph._sizes import SafeSizeof
 
+    if memory_limit is not None or recorders or (sized and workers > 1):
         options["sizeof"] = SafeSizeof()
+    if sizes is None and not layers and strategy == "auto":
+        # Nothing tells the sizes (and sizes=False does not ask to count):
+        # the run measures its first results, and orders again by their
+        # bytes where they differ by far.
+        options["learn_sizeof"] = options.get("sizeof") or SafeSizeof()
     if memory_limit is not None:
         from taskgraph._spill import Spill
 

@@ -260,3 +260,54 @@ def test_get_with_sizes_given():
     # One worker follows the order: at most two producers held at once.
     assert weighed.peak_bytes <= 2 * PRODUCER + 10_000
     assert taskgraph.dask.get(dsk, "gather", sizes=False) == want
+
+
+# --- (d) sizes learned as the run goes ------------------------------------------
+
+
+def _run_order(dsk, **kwargs):
+    """The keys in the order one worker runs them, and what it held at most."""
+    from dask.callbacks import Callback
+
+    ran = []
+
+    class Record(Callback):
+        def _pretask(self, key, dsk, state):
+            ran.append(key)
+
+    with taskgraph.dask.RunStats() as stats, Record():
+        result = taskgraph.dask.get(dsk, "gather", num_workers=1, **kwargs)
+    return result, ran, stats.peak_bytes
+
+
+def test_a_run_without_sizes_learns_them_and_holds_few_producers():
+    dsk, sizes = _readers()
+    want = 40 * (500_000 + 500_000.0)
+    # Counted, the order holds every producer (160 MB) on one worker.
+    counted = taskgraph.order(dsk)
+    assert taskgraph.max_bytes(dsk, counted, sizes) >= 30 * PRODUCER
+    result, ran, peak = _run_order(dsk)
+    assert result == want
+    assert sorted(ran, key=str) == sorted(dsk, key=str)
+    # The first results measured (producers of 4 MB, their 8-byte readers)
+    # call for an order in bytes: past them, one producer at a time.
+    assert peak <= 16 * PRODUCER
+    tail = [k for k in ran if k[0] == "produce"][8:]
+    assert all(ran.index(("length", k[1])) < ran.index(tail[i + 1]) for i, k in enumerate(tail[:-1]))
+    # With sizes given the run needs no learning; with another strategy, or
+    # sizes=False, it keeps its order as given.
+    for kwargs in ({"strategy": "dask"}, {"sizes": False}):
+        _, ran, peak = _run_order(dsk, **kwargs)
+        order = taskgraph.order(dsk, strategy=kwargs.get("strategy", "auto"))
+        assert ran == sorted(dsk, key=order.get)
+    assert peak >= 30 * PRODUCER
+
+
+def test_results_alike_keep_the_order_of_counting():
+    # Every result small and alike: nothing to learn, one worker runs the
+    # order exactly.
+    dsk = {("x", i): (abs, -i) for i in range(100)}
+    dsk.update({("y", i): (max, ("x", i), ("x", 99 - i)) for i in range(100)})
+    dsk["gather"] = (_gather, *[("y", i) for i in range(100)])
+    _, ran, _ = _run_order(dsk)
+    assert ran == sorted(dsk, key=taskgraph.order(dsk).get)
