@@ -739,9 +739,7 @@ impl Shared {
         for done in done.drain(..) {
             state.finished(done, freed, spill);
         }
-        if let Some(sizes) = state.learning.as_mut().and_then(Learning::decide) {
-            state = self.reorder(state, &sizes);
-        }
+        state = self.learn(state);
         loop {
             if state.stop {
                 self.halt(&mut state);
@@ -1035,11 +1033,26 @@ impl Shared {
         ))
     }
 
+    /// Once the run has measured enough results to decide, measures no
+    /// more and, where their bytes matter, goes on by an order in them (see
+    /// [`crate::learn`]).
+    fn learn<'s>(&'s self, mut state: MutexGuard<'s, State>) -> MutexGuard<'s, State> {
+        let Some(learning) = state.learning.as_mut().filter(|l| l.ready()) else {
+            return state;
+        };
+        let sizes = learning.decide();
+        state.learning = None;
+        self.learning.store(false, Ordering::Relaxed);
+        match sizes {
+            Some(sizes) => self.reorder(state, &sizes),
+            None => state,
+        }
+    }
+
     /// Orders the graph again by `sizes` (with the lock released
     /// meanwhile), and has the scheduler go on by that order; the run goes
     /// on by its first where the order gives up (the run stopped).
     fn reorder<'s>(&'s self, state: MutexGuard<'s, State>, sizes: &[u64]) -> MutexGuard<'s, State> {
-        self.learning.store(false, Ordering::Relaxed);
         let Some(reorder) = &self.reorder else {
             return state;
         };
@@ -1315,10 +1328,7 @@ impl Job {
         py.detach(|| {
             let mut state = lock(&run.state);
             state.finished(done, &mut freed, &mut spill);
-            if let Some(sizes) = state.learning.as_mut().and_then(Learning::decide) {
-                state = run.reorder(state, &sizes);
-            }
-            drop(state);
+            drop(run.learn(state));
             run.wake.notify_all();
         });
         run.free(py, &mut freed);

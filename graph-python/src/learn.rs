@@ -95,12 +95,17 @@ impl Learning {
         }
     }
 
+    /// Whether enough results are measured to decide.
+    pub(crate) fn ready(&self) -> bool {
+        self.measured >= RESULTS_MEASURED
+    }
+
     /// Once [`RESULTS_MEASURED`] results are measured, decides: the sizes
     /// to order the graph by (one per node) where the results differ
     /// enough for bytes to matter ([`LARGE_RESULT`], [`UNEVEN`]), else
     /// `None` for good. Gives `Some` at most once.
     pub(crate) fn decide(&mut self) -> Option<Vec<u64>> {
-        if self.decided || self.measured < RESULTS_MEASURED {
+        if self.decided || !self.ready() {
             return None;
         }
         self.decided = true;
@@ -132,6 +137,7 @@ mod tests {
         sizes[0] = 1 << 20;
         let mut learning = measured(&sizes);
         assert_eq!(learning.decide(), None, "too few measured yet");
+        assert!(!learning.ready());
         learning.measured(NodeId::new(RESULTS_MEASURED - 1), 100);
         let filled = learning.decide().expect("uneven and large: orders again");
         // Node 0's group (0, 4, 8, ...) takes the mean of its four measured.
