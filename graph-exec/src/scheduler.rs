@@ -397,6 +397,48 @@ impl OrderProfile {
             None => HeldLimit::for_threads(&self.rise),
         }
     }
+
+    /// The bound of [`OrderProfile::held_limit`] for a run that goes on by
+    /// the order from its rank `head` (the ranks before it have started:
+    /// see [`Scheduler::resumed_ranks`]), holding `held` results of
+    /// `held_bytes` now: drawn from what the order holds from there on, the
+    /// results held now plus its rise from `head`, rather than from its
+    /// peak over ranks the run has passed.
+    ///
+    /// ```
+    /// use graph_core::Topology;
+    /// use graph_exec::{HeldLimit, OrderProfile};
+    ///
+    /// // 0 and 1 (1 MB each) feed 2: past 0 and 1, nothing more is held.
+    /// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+    /// let (needed, ranks) = ([true; 3], [0, 1, 2]);
+    /// let sizes = [Some(1 << 20), Some(1 << 20), Some(8)];
+    /// let profile = OrderProfile::new(&topology, &topology, &needed, &ranks, &sizes, 8);
+    /// let resumed = profile.held_limit_from(2, 2, 1, 1 << 20);
+    /// assert_eq!(resumed.limit, 1 + HeldLimit::SLACK);
+    /// let bytes = resumed.bytes.unwrap().limit;
+    /// assert_eq!(bytes, (1 << 20) + (1 << 20) / 10 + 2 * (1 << 20));
+    /// assert!(bytes < profile.held_limit(2).bytes.unwrap().limit);
+    /// # Ok::<(), graph_core::Error>(())
+    /// ```
+    pub fn held_limit_from(
+        &self,
+        threads: usize,
+        head: usize,
+        held: usize,
+        held_bytes: u64,
+    ) -> HeldLimit<'_> {
+        let mut bound = self.held_limit(threads);
+        let pressure = held + self.rise.get(head).map_or(0, |&r| r as usize);
+        bound.limit = pressure + pressure / 10 + HeldLimit::SLACK;
+        if let (Some(bytes), Some(byte_rise)) = (&mut bound.bytes, &self.byte_rise) {
+            let peak = held_bytes.saturating_add(byte_rise.get(head).copied().unwrap_or(0));
+            bytes.limit = peak
+                .saturating_add(peak / 10)
+                .saturating_add(self.largest.saturating_mul(threads as u64));
+        }
+        bound
+    }
 }
 
 /// A task or a result that a memory limit cannot hold: the error of
@@ -1455,6 +1497,21 @@ impl<'t> Scheduler<'t> {
     /// Whether `node` has started (it may have finished since).
     pub fn has_started(&self, node: NodeId) -> bool {
         self.started.contains(node.index())
+    }
+
+    /// How many nodes have started (they may have finished since): the
+    /// first rank not started in [`Scheduler::resumed_ranks`].
+    pub fn started(&self) -> usize {
+        self.started.count_ones(..)
+    }
+
+    /// The results held now, in count and in bytes (those in memory and
+    /// those spilled).
+    pub fn holding(&self) -> (usize, u64) {
+        let spilled: u64 = self.memory.as_ref().map_or(0, |memory| {
+            memory.spilled.ones().map(|i| self.bytes[i]).sum()
+        });
+        (self.held, self.held_bytes + spilled)
     }
 
     /// The ranks that go on with the run by a new order: the nodes that

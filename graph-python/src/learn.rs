@@ -6,16 +6,23 @@
 //! one). The run measures its first results, and once they show that bytes
 //! matter, orders the graph again by the sizes measured (each group, dask's
 //! `key_split` of the key, at the mean of its results, a group not yet seen
-//! at the mean of all) and goes on by that order
+//! at the geometric mean of all: a reader of large results that has not
+//! run yet is as likely small as large, and the arithmetic mean would
+//! weigh it like the large ones) and goes on by that order
 //! ([`graph_exec::Scheduler::reorder`]). It does so once, early: the tasks
 //! that have started keep their places.
 
 use graph_core::{NodeId, Topology};
 use graph_order::{Order, OrderConfig, Strategy};
 
-/// How many results a run measures before it decides whether to order
-/// again.
+/// How many results a run measures, at most, before it decides whether to
+/// order again...
 pub(crate) const RESULTS_MEASURED: usize = 16;
+
+/// ... and at least: as soon as this many show that bytes matter, it does
+/// (several workers running by counts meanwhile may take one large result
+/// after another ahead of the order).
+pub(crate) const FEWEST_MEASURED: usize = 4;
 
 /// A run needs at least this many tasks for a second order to be worth it.
 pub(crate) const SMALLEST_GRAPH: usize = 4 * RESULTS_MEASURED;
@@ -97,25 +104,50 @@ impl Learning {
 
     /// Whether enough results are measured to decide.
     pub(crate) fn ready(&self) -> bool {
-        self.measured >= RESULTS_MEASURED
+        self.measured >= RESULTS_MEASURED || (self.measured >= FEWEST_MEASURED && self.uneven())
     }
 
-    /// Once [`RESULTS_MEASURED`] results are measured, decides: the sizes
-    /// to order the graph by (one per node) where the results differ
-    /// enough for bytes to matter ([`LARGE_RESULT`], [`UNEVEN`]), else
-    /// `None` for good. Gives `Some` at most once.
+    /// Whether the results measured differ enough for bytes to matter
+    /// ([`LARGE_RESULT`], [`UNEVEN`]).
+    fn uneven(&self) -> bool {
+        self.largest >= LARGE_RESULT && self.largest / self.smallest.max(1) >= UNEVEN
+    }
+
+    /// Once it is [`Learning::ready`], decides: the sizes to order the
+    /// graph by (one per node) where the results differ enough for bytes to
+    /// matter, else `None` for good. Gives `Some` at most once.
     pub(crate) fn decide(&mut self) -> Option<Vec<u64>> {
         if self.decided || !self.ready() {
             return None;
         }
         self.decided = true;
-        let uneven = self.largest >= LARGE_RESULT && self.largest / self.smallest.max(1) >= UNEVEN;
-        if !uneven {
-            return None;
+        self.uneven().then(|| self.filled())
+    }
+
+    /// Every node's size: its result's where measured, else the mean of
+    /// its group's results measured, else the geometric mean of all.
+    fn filled(&self) -> Vec<u64> {
+        let groups = self.groups.iter().max().map_or(0, |&g| g as usize + 1);
+        let mut sums = vec![(0_u128, 0_u64); groups];
+        let mut log_sum = 0.0_f64;
+        for (&group, bytes) in self.groups.iter().zip(&self.known) {
+            if let Some(bytes) = *bytes {
+                let (sum, count) = &mut sums[group as usize];
+                *sum += u128::from(bytes);
+                *count += 1;
+                log_sum += (bytes.max(1) as f64).ln();
+            }
         }
-        graph_order::fill_sizes(&self.known, &self.groups)
-            .ok()
-            .flatten()
+        let unseen = (log_sum / self.measured.max(1) as f64).exp().round() as u64;
+        self.groups
+            .iter()
+            .zip(&self.known)
+            .map(|(&group, &known)| match (known, sums[group as usize]) {
+                (Some(bytes), _) => bytes,
+                (None, (sum, count)) if count > 0 => (sum / u128::from(count)) as u64,
+                (None, _) => unseen,
+            })
+            .collect()
     }
 }
 
@@ -132,19 +164,40 @@ mod tests {
     }
 
     #[test]
-    fn decides_once_enough_results_are_measured() {
-        let mut sizes = vec![100; RESULTS_MEASURED - 1];
-        sizes[0] = 1 << 20;
-        let mut learning = measured(&sizes);
-        assert_eq!(learning.decide(), None, "too few measured yet");
+    fn decides_as_soon_as_bytes_matter() {
+        // Groups 0..8 (i % 8). Alike so far: it waits for more.
+        let mut learning = Learning::new((0..40).map(|i| i % 8).collect());
+        for i in 0..FEWEST_MEASURED {
+            learning.measured(NodeId::new(i), 1 << 20);
+        }
         assert!(!learning.ready());
-        learning.measured(NodeId::new(RESULTS_MEASURED - 1), 100);
-        let filled = learning.decide().expect("uneven and large: orders again");
-        // Node 0's group (0, 4, 8, ...) takes the mean of its four measured.
-        assert_eq!(filled[0], 1 << 20);
-        assert_eq!(filled[36], ((1 << 20) + 3 * 100) / 4);
-        assert_eq!(filled[1], 100);
+        assert_eq!(learning.decide(), None, "too few measured yet");
+        learning.measured(NodeId::new(8), 100);
+        assert!(learning.ready(), "uneven and large: no need to wait");
+        let filled = learning.decide().expect("orders again");
+        // Measured nodes keep their sizes; node 16 (group 0, of 0 and 8)
+        // takes its group's mean, node 6 (group 6, none measured) the
+        // geometric mean of all five.
+        assert_eq!((filled[0], filled[8]), (1 << 20, 100));
+        assert_eq!(filled[16], ((1 << 20) + 100) / 2);
+        let geometric = ((4.0 * 20.0 * 2f64.ln() + 100f64.ln()) / 5.0).exp().round() as u64;
+        assert_eq!(filled[6], geometric);
         assert_eq!(learning.decide(), None, "only once");
+    }
+
+    #[test]
+    fn a_group_not_seen_takes_the_geometric_mean() {
+        // Groups 0 and 1 (of 0..40 by i % 4) measured at 1 MB and 1 byte
+        // each: groups 2 and 3 take 1 KiB, their geometric mean.
+        let mut learning = Learning::new((0..40).map(|i| i % 4).collect());
+        for i in (0..40).filter(|i| i % 4 < 2).take(RESULTS_MEASURED) {
+            learning.measured(NodeId::new(i), if i % 4 == 0 { 1 << 20 } else { 1 });
+        }
+        let filled = learning.decide().expect("uneven and large");
+        assert_eq!(
+            (filled[0], filled[1], filled[2], filled[3]),
+            (1 << 20, 1, 1 << 10, 1 << 10)
+        );
     }
 
     #[test]
