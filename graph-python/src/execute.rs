@@ -1228,11 +1228,12 @@ struct ReadingBack<'a> {
 }
 
 impl<'a> ReadingBack<'a> {
-    /// Claims `node`, unless another worker is reading it back.
+    /// Claims `node`, unless another worker is reading it back. (The
+    /// guard is made only for a claim: one made and dropped for a refusal
+    /// would take the lock still held here, and free another's claim.)
     fn claim(run: &'a Shared, node: usize) -> Option<ReadingBack<'a>> {
-        lock(&run.reading)
-            .insert(node)
-            .then_some(ReadingBack { run, node })
+        let claimed = lock(&run.reading).insert(node);
+        claimed.then(|| ReadingBack { run, node })
     }
 }
 

@@ -782,6 +782,53 @@ def _spill_files(tmp):
     return [f for directory in tmp.glob("taskgraph-spill-*") for f in directory.iterdir()]
 
 
+_TWO_READERS_OF_A_SPILLED_RESULT = """
+import time
+import numpy as np
+import taskgraph.dask
+import taskgraph._spill as spill
+
+read = spill.Spill.read
+
+def slow_read(self, node, key):
+    time.sleep(0.2)  # while one worker reads it back, the other needs it too
+    return read(self, node, key)
+
+spill.Spill.read = slow_read
+
+def big(i):
+    return np.full(125_000, float(i))
+
+def total(a):
+    time.sleep(0.05)
+    return float(a.sum())
+
+dsk = {"out": (sum, [n + s for n in "xyz" for s in "12"])}
+for i, name in enumerate("xyz"):
+    dsk[name] = (big, i)
+    dsk[name + "1"] = (total, name)
+    dsk[name + "2"] = (total, name)
+with taskgraph.dask.RunStats() as stats:
+    out = taskgraph.dask.get(dsk, "out", num_workers=2, memory_limit="2500kB", strategy="bfs")
+print(out, stats.spilled_bytes > 0)
+"""
+
+
+def test_two_workers_that_need_one_spilled_result_read_it_back_once():
+    # Before, the worker that found the result being read back by the other
+    # deadlocked on the lock of the results being read back, holding the GIL:
+    # the whole process hung (a rechunk under memory_limit="1GB" did). In a
+    # process of its own, so that a hang fails the test.
+    done = subprocess.run(
+        [sys.executable, "-c", _TWO_READERS_OF_A_SPILLED_RESULT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["750000.0", "True"]
+
+
 @pytest.mark.parametrize("num_workers", [1, 3])
 def test_a_spill_file_goes_once_its_result_is_read_back(num_workers, private_tmp):
     # Before, a result read back kept its file to the end of the run: the
