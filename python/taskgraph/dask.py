@@ -350,11 +350,12 @@ def get(
       it has measured results of its group (``key_split`` of the key). A
       graph that tells none (a plain dict, a dataframe's) is ordered by
       counting results, and the run learns their bytes: with the
-      ``"auto"`` strategy it measures its first 16 results, and where one
-      takes 64 KiB or more and four times the smallest, it goes on by an
-      order in bytes (each group at the mean of its results measured; the
-      tasks started keep their places). ``sizes=False`` counts results
-      throughout.
+      ``"auto"`` strategy it measures its first results, and as soon as
+      one takes 64 KiB or more and four times the smallest (from the
+      fourth result on, up to the sixteenth), it goes on by an order in
+      bytes (each group at the mean of its results measured, a group not
+      yet seen at their geometric mean; the tasks started keep their
+      places). ``sizes=False`` counts results throughout.
 
     - ``processes``: an int N, or a :class:`Processes` pool (also dask.config
       ``taskgraph.processes``): the tasks run on worker processes rather
