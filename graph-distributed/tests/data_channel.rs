@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{loopback, member, run_exec};
+use common::{member, run_exec};
 use graph_core::{TaskGraph, Term};
 use graph_distributed::{Error, Job};
 
@@ -36,8 +36,8 @@ fn slow_sum() -> (Arc<TaskGraph>, Job) {
 /// A relay in front of `target`: what it accepts goes on to `target` and
 /// back, and `inject` goes to `target` on every connection `after` it was
 /// made. Returns the relay's address.
-fn relay(target: String, inject: Vec<u8>, after: Duration) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+fn relay(host: &str, target: String, inject: Vec<u8>, after: Duration) -> String {
+    let listener = TcpListener::bind((host, 0)).unwrap();
     let address = listener.local_addr().unwrap().to_string();
     thread::spawn(move || {
         for client in listener.incoming() {
@@ -99,13 +99,26 @@ fn header(length: u64) -> Vec<u8> {
         .collect()
 }
 
+/// `n` addresses on `host` (a loopback address) where nothing listens now.
+fn free_on(host: &str, n: usize) -> Vec<String> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind((host, 0)).unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect()
+}
+
 /// Runs the slow sum with process 1 reaching process 0 through a relay
 /// that injects `inject` a second in; both processes' errors, or a panic
-/// if either is still running after a minute.
-fn tampered(inject: Vec<u8>) -> (Error, Error) {
-    let addresses = loopback(2);
+/// if either is still running after a minute. Each test runs on a loopback
+/// address of its own (`host`): a port one gives back before its process
+/// listens on it could otherwise go to another test's relay meanwhile.
+fn tampered(host: &str, inject: Vec<u8>) -> (Error, Error) {
+    let addresses = free_on(host, 2);
     let through_relay = vec![
-        relay(addresses[0].clone(), inject, Duration::from_secs(1)),
+        relay(host, addresses[0].clone(), inject, Duration::from_secs(1)),
         addresses[1].clone(),
     ];
     let (graph, job) = slow_sum();
@@ -132,7 +145,7 @@ fn tampered(inject: Vec<u8>) -> (Error, Error) {
 #[test]
 fn garbage_on_the_data_connection_stops_both_processes_naming_the_sender() {
     // No 'G' in it, so that the heartbeat connection takes it for beats.
-    let (first, second) = tampered(vec![0xA5; 4096]);
+    let (first, second) = tampered("127.0.0.3", vec![0xA5; 4096]);
     assert!(
         matches!(&first, Error::Malformed { process: 1, problem, .. } if problem.contains("announces")),
         "{first}"
@@ -144,7 +157,7 @@ fn garbage_on_the_data_connection_stops_both_processes_naming_the_sender() {
 
 #[test]
 fn a_frame_announcing_more_than_the_limit_is_refused_before_its_body() {
-    let (first, _) = tampered(header(1 << 63));
+    let (first, _) = tampered("127.0.0.4", header(1 << 63));
     assert!(
         matches!(&first, Error::Malformed { process: 1, problem, .. }
             if problem.contains(&format!("announces {} bytes", 1_u64 << 63))),
@@ -155,7 +168,7 @@ fn a_frame_announcing_more_than_the_limit_is_refused_before_its_body() {
 #[test]
 fn a_frame_that_stalls_is_noticed_like_a_silent_peer() {
     // A header for 1 MiB, and nothing after it, while the heartbeats go on.
-    let (first, _) = tampered(header(1 << 20));
+    let (first, _) = tampered("127.0.0.5", header(1 << 20));
     assert!(
         matches!(&first, Error::Stalled { process: 1, waited, .. } if *waited >= Duration::from_secs(1)),
         "{first}"
