@@ -1494,11 +1494,6 @@ impl<'t> Scheduler<'t> {
         self.peak_bytes = self.peak_bytes.max(self.held_bytes);
     }
 
-    /// Whether `node` has started (it may have finished since).
-    pub fn has_started(&self, node: NodeId) -> bool {
-        self.started.contains(node.index())
-    }
-
     /// How many nodes have started (they may have finished since): the
     /// first rank not started in [`Scheduler::resumed_ranks`].
     pub fn started(&self) -> usize {

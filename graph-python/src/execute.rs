@@ -1038,11 +1038,10 @@ impl Shared {
     /// more and, where their bytes matter, goes on by an order in them (see
     /// [`crate::learn`]).
     fn learn<'s>(&'s self, mut state: MutexGuard<'s, State>) -> MutexGuard<'s, State> {
-        let Some(learning) = state.learning.as_mut().filter(|l| l.ready()) else {
+        let Some(learning) = state.learning.take_if(|l| l.ready()) else {
             return state;
         };
         let sizes = learning.decide();
-        state.learning = None;
         self.measuring.store(false, Ordering::Relaxed);
         match sizes {
             Some(sizes) => self.reorder(state, &sizes),

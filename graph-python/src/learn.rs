@@ -62,6 +62,7 @@ impl Reorder {
 }
 
 /// The sizes measured so far, under the run's lock.
+#[derive(Clone)]
 pub(crate) struct Learning {
     /// Each node's group (dask's `key_split` of its key).
     groups: Vec<u32>,
@@ -70,9 +71,6 @@ pub(crate) struct Learning {
     measured: usize,
     smallest: u64,
     largest: u64,
-    /// Whether the run has decided (to order again or not): nothing is
-    /// measured any more.
-    decided: bool,
 }
 
 impl Learning {
@@ -84,15 +82,11 @@ impl Learning {
             measured: 0,
             smallest: u64::MAX,
             largest: 0,
-            decided: false,
         }
     }
 
     /// Records that `node`'s result takes `bytes`.
     pub(crate) fn measured(&mut self, node: NodeId, bytes: u64) {
-        if self.decided {
-            return;
-        }
         if let Some(slot) = self.known.get_mut(node.index())
             && slot.replace(bytes).is_none()
         {
@@ -113,15 +107,11 @@ impl Learning {
         self.largest >= LARGE_RESULT && self.largest / self.smallest.max(1) >= UNEVEN
     }
 
-    /// Once it is [`Learning::ready`], decides: the sizes to order the
-    /// graph by (one per node) where the results differ enough for bytes to
-    /// matter, else `None` for good. Gives `Some` at most once.
-    pub(crate) fn decide(&mut self) -> Option<Vec<u64>> {
-        if self.decided || !self.ready() {
-            return None;
-        }
-        self.decided = true;
-        self.uneven().then(|| self.filled())
+    /// Decides, once it is [`Learning::ready`] (before, `None`): the sizes
+    /// to order the graph by (one per node) where the results differ enough
+    /// for bytes to matter, else `None`. The learning ends either way.
+    pub(crate) fn decide(self) -> Option<Vec<u64>> {
+        (self.ready() && self.uneven()).then(|| self.filled())
     }
 
     /// Every node's size: its result's where measured, else the mean of
@@ -171,7 +161,7 @@ mod tests {
             learning.measured(NodeId::new(i), 1 << 20);
         }
         assert!(!learning.ready());
-        assert_eq!(learning.decide(), None, "too few measured yet");
+        assert_eq!(learning.clone().decide(), None, "too few measured yet");
         learning.measured(NodeId::new(8), 100);
         assert!(learning.ready(), "uneven and large: no need to wait");
         let filled = learning.decide().expect("orders again");
@@ -182,7 +172,6 @@ mod tests {
         assert_eq!(filled[16], ((1 << 20) + 100) / 2);
         let geometric = ((4.0 * 20.0 * 2f64.ln() + 100f64.ln()) / 5.0).exp().round() as u64;
         assert_eq!(filled[6], geometric);
-        assert_eq!(learning.decide(), None, "only once");
     }
 
     #[test]
@@ -202,10 +191,9 @@ mod tests {
 
     #[test]
     fn even_or_small_results_keep_the_order() {
-        let mut even = measured(&[1 << 20; RESULTS_MEASURED]);
+        let even = measured(&[1 << 20; RESULTS_MEASURED]);
+        assert!(even.ready(), "sixteen measured: time to decide");
         assert_eq!(even.decide(), None);
-        even.measured(NodeId::new(20), 1);
-        assert_eq!(even.decide(), None, "decided for good");
         let mut small: Vec<u64> = vec![28; RESULTS_MEASURED];
         small[3] = 4_000;
         assert_eq!(measured(&small).decide(), None);

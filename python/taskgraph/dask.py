@@ -456,9 +456,9 @@ def _on_threads(dsk, flat, cache, pool, num_workers, strategy, sizes, layers, me
     if memory_limit is not None or recorders or (sized and workers > 1):
         options["sizeof"] = SafeSizeof()
     if sizes is None and not layers and strategy == "auto":
-        # Nothing tells the sizes (and sizes=False does not ask to count):
-        # the run measures its first results, and orders again by their
-        # bytes where they differ by far.
+        # Nothing tells the sizes, and sizes=False does not ask to count
+        # throughout: the run measures its first results, and orders again
+        # by their bytes where they differ by far.
         options["learn_sizeof"] = options.get("sizeof") or SafeSizeof()
     if memory_limit is not None:
         from taskgraph._spill import Spill
