@@ -428,6 +428,10 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                         self.fail(&mut state, self.plan.overflow(overflow));
                     }
                 }
+                // Freed before another task can start on the bytes they
+                // gave back: dropped after the lock, they would still be
+                // alive while another worker ran tasks in their place.
+                self.free(&mut freed);
                 if let Err(error) = self.spill(&mut spill) {
                     self.fail(&mut state, error);
                 }
@@ -494,7 +498,6 @@ impl<T: TaskValue> Shared<'_, '_, T> {
                     self.wake.notify_one();
                 }
             }
-            self.free(&mut freed);
             let ran = taken.len() as u32;
             for node in taken.drain(..) {
                 let bytes = if node.index() < self.plan.graph.len() {
