@@ -10,8 +10,11 @@
 //! error of its own (a task failed) says so (`E`), so that the others stop
 //! too rather than take it for lost. When another process is silent past
 //! the timeout, or its connection closes without a goodbye, the monitor
-//! *trips*: it records which process, and shuts the run's data connections
-//! down so that no thread of timely's waits on them for ever.
+//! *trips*: it records which process, tells the others which (`L` and the
+//! process's number), and shuts the run's data connections down so that no
+//! thread of timely's waits on them for ever. A process that goes away
+//! after naming a lost one is not taken for the loss itself: the others
+//! name the one it named, whichever of the two they hear of first.
 //!
 //! Given the tasks this process runs as it runs them (a [`Progress`]), the
 //! beating thread also tells the others, every 50 ms at most, which tasks
@@ -27,7 +30,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -40,6 +43,10 @@ const BEAT: u8 = b'.';
 const GOODBYE: u8 = b'G';
 const FAILED: u8 = b'E';
 const RAN: u8 = b'R';
+const LOST_ONE: u8 = b'L';
+
+/// What [`Peer::named_lost`] holds while a peer has named no process.
+const NAMED_NONE: usize = usize::MAX;
 
 /// The most task numbers in one `R` frame; a frame saying more is not
 /// from a process of this run, and what follows it is not read.
@@ -62,6 +69,18 @@ enum Trip {
     Malformed { process: usize, problem: String },
     Stalled { process: usize, waited: Duration },
     Failed { process: usize },
+}
+
+impl Trip {
+    /// The process taken for lost: silent, gone or stalled.
+    fn lost(&self) -> Option<usize> {
+        match *self {
+            Trip::Silent { process, .. }
+            | Trip::Lost { process }
+            | Trip::Stalled { process, .. } => Some(process),
+            Trip::Malformed { .. } | Trip::Failed { .. } => None,
+        }
+    }
 }
 
 /// The heartbeats of one process of a run, and what they tell.
@@ -94,6 +113,9 @@ struct Peer {
     said_goodbye: AtomicBool,
     /// It said it stopped with an error of its own.
     said_failed: AtomicBool,
+    /// The process it said it stopped for the loss of ([`NAMED_NONE`]
+    /// until it says one).
+    named_lost: AtomicUsize,
     /// Its connection closed (or broke).
     closed: AtomicBool,
     /// What is still to be written to it, in order.
@@ -129,6 +151,7 @@ impl Monitor {
                 last_beat: AtomicU64::new(0),
                 said_goodbye: AtomicBool::new(false),
                 said_failed: AtomicBool::new(false),
+                named_lost: AtomicUsize::new(NAMED_NONE),
                 closed: AtomicBool::new(false),
                 out: Mutex::new(Vec::new()),
                 heard: Mutex::new(Vec::new()),
@@ -414,6 +437,13 @@ impl Shared {
             if slot.is_some() {
                 return;
             }
+            if let Some(lost) = trip.lost() {
+                let mut frame = vec![LOST_ONE];
+                frame.extend_from_slice(&(lost as u32).to_le_bytes());
+                for peer in self.peers.iter().flatten() {
+                    send(peer, &frame);
+                }
+            }
             *slot = Some(trip);
         }
         self.tripped.store(true, Ordering::Release);
@@ -480,10 +510,15 @@ impl Shared {
         peer.closed.store(true, Ordering::Release);
         if !self.stop.load(Ordering::Relaxed) && !peer.said_goodbye.load(Ordering::Relaxed) {
             // One that failed says why itself (its failure reaches the
-            // others through the run too); it is not lost.
-            self.trip(match peer.said_failed.load(Ordering::Acquire) {
-                true => Trip::Failed { process },
-                false => Trip::Lost { process },
+            // others through the run too); it is not lost. One that
+            // stopped for the loss of another went because of that loss.
+            let named = peer.named_lost.load(Ordering::Acquire);
+            self.trip(if peer.said_failed.load(Ordering::Acquire) {
+                Trip::Failed { process }
+            } else if self.peers.get(named).is_some_and(Option::is_some) {
+                Trip::Lost { process: named }
+            } else {
+                Trip::Lost { process }
             });
         }
     }
@@ -564,6 +599,13 @@ impl Words {
                 FAILED => {
                     peer.said_failed.store(true, Ordering::Release);
                     at += 1;
+                }
+                LOST_ONE => {
+                    let Some(process) = u32_at(&self.partial, at + 1) else {
+                        break;
+                    };
+                    peer.named_lost.store(process as usize, Ordering::Release);
+                    at += 5;
                 }
                 _ => at += 1,
             }

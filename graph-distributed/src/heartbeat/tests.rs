@@ -172,3 +172,44 @@ fn one_that_stopped_with_its_own_error_is_not_lost_but_failed() {
     );
     assert_eq!(watch.failed(), Some(1));
 }
+
+#[test]
+fn a_process_that_goes_away_for_the_loss_of_another_names_that_one() {
+    let addresses: Vec<String> = (1..=3).map(|port| format!("127.0.0.1:{port}")).collect();
+    let timeout = Duration::from_secs(30);
+    let (zero_one, one_zero) = pair();
+    let (zero_two, two_zero) = pair();
+    let (two_one, one_two) = pair();
+    let zero = Monitor::start(
+        vec![None, Some(zero_one), Some(zero_two)],
+        Vec::new(),
+        &addresses,
+        timeout,
+        None,
+    )
+    .unwrap();
+    let two = Monitor::start(
+        vec![Some(two_zero), Some(two_one), None],
+        Vec::new(),
+        &addresses,
+        timeout,
+        None,
+    )
+    .unwrap();
+    // Process 1 goes away as far as process 2 can tell; its connection to
+    // process 0 stays open, so that 0 hears of the loss only from 2.
+    drop(one_two);
+    let problem = wait_for_problem(&two, Duration::from_secs(5)).expect("two trips");
+    assert!(
+        matches!(problem, Error::Lost { process: 1, .. }),
+        "{problem}"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    drop(two);
+    let problem = wait_for_problem(&zero, Duration::from_secs(5)).expect("zero trips");
+    assert_eq!(
+        problem.to_string(),
+        "process 1 (127.0.0.1:2) went away before the run finished (did it die?)"
+    );
+    drop(one_zero);
+}
