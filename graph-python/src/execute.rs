@@ -118,6 +118,7 @@ struct Shared {
     /// batch without the lock.
     stopped: AtomicBool,
     /// Set by a test: the next turn of a worker's loop panics.
+    #[cfg(feature = "test-hooks")]
     panic_next: AtomicBool,
     topology: Arc<Topology>,
     /// Every node's key object (tasks first, then keys the graph names but
@@ -341,6 +342,7 @@ impl Execution {
                 wake: Condvar::new(),
                 startable: Startable::default(),
                 stopped: AtomicBool::new(false),
+                #[cfg(feature = "test-hooks")]
                 panic_next: AtomicBool::new(false),
                 topology,
                 graph: TaskKeys::new(py, node_keys, hashes)?,
@@ -461,7 +463,8 @@ impl Execution {
     }
 
     /// For tests: the next turn of a worker's loop panics, as a bug in it
-    /// would.
+    /// would. Only with the `test-hooks` feature.
+    #[cfg(feature = "test-hooks")]
     fn _panic_next(&self) {
         self.shared.panic_next.store(true, Ordering::Relaxed);
     }
@@ -661,6 +664,7 @@ impl Shared {
         loop {
             // A load first: every turn of every worker reads the flag, and
             // a swap would write its cache line each time.
+            #[cfg(feature = "test-hooks")]
             assert!(
                 !(self.panic_next.load(Ordering::Relaxed)
                     && self.panic_next.swap(false, Ordering::Relaxed)),

@@ -11,11 +11,11 @@ Without one of them the tests skip and say which; with
 """
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from graphviz_here import has_dot
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKGRAPH = os.environ.get("TASKGRAPH") or str(ROOT / "target" / "debug" / "taskgraph")
@@ -53,7 +53,7 @@ def browser():
         missing(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set $CHROMIUM)")
     if not os.access(TASKGRAPH, os.X_OK):
         missing(f"no taskgraph binary at {TASKGRAPH} (cargo build -p graph-cli, or set $TASKGRAPH)")
-    if shutil.which("dot") is None:
+    if not has_dot():
         missing("Graphviz's dot is not installed (apt-get install graphviz)")
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -66,7 +66,7 @@ def pages(tmp_path_factory):
     """Writes a graph and its pages: by memory pressure, and collapsed."""
     if not os.access(TASKGRAPH, os.X_OK):
         missing(f"no taskgraph binary at {TASKGRAPH}")
-    if shutil.which("dot") is None:
+    if not has_dot():
         missing("Graphviz's dot is not installed (apt-get install graphviz)")
     work = tmp_path_factory.mktemp("viz-page")
     graph = work / "overlap.json"

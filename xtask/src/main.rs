@@ -115,6 +115,8 @@ fn python_package() -> anyhow::Result<()> {
                 "60",
             ])
             .arg(&package)
+            // The extension's fault-injection hooks, for the tests only.
+            .env("MATURIN_PEP517_ARGS", "--features test-hooks")
             .current_dir(&root);
         command
     };
@@ -156,6 +158,8 @@ fn python_package() -> anyhow::Result<()> {
     if std::env::var_os("CI").is_some() {
         pytest.env("TASKGRAPH_BROWSER_TEST", "require");
     }
+    // Built above with them: the tests that inject faults must not skip.
+    pytest.env("TASKGRAPH_TEST_HOOKS", "require");
     run(&mut pytest, "pytest python/tests")
 }
 
