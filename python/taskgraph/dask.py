@@ -525,7 +525,14 @@ def _pool_submit(pool, num_workers):
 
         def submit(run):
             def submit_job(job):
-                pool.apply_async(contextvars.copy_context().run, (job,))
+                try:
+                    pool.apply_async(contextvars.copy_context().run, (job,))
+                except ValueError:
+                    # "Pool not running": terminated (or closed) before the
+                    # watch below saw it.
+                    if pool._state == multiprocessing.pool.RUN:
+                        raise
+                    run.abandon(_DROPPED)
 
             # A terminated pool drops the jobs it holds without a word.
             return submit_job, lambda: pool._state == multiprocessing.pool.TERMINATE
@@ -542,7 +549,16 @@ def _pool_submit(pool, num_workers):
                     run.abandon(_DROPPED)
 
             def submit_job(job):
-                pool.submit(contextvars.copy_context().run, job).add_done_callback(cancelled)
+                try:
+                    future = pool.submit(contextvars.copy_context().run, job)
+                except RuntimeError:
+                    # "cannot schedule new futures after shutdown": shut down
+                    # while the run went on.
+                    if not getattr(pool, "_shutdown", False):
+                        raise
+                    run.abandon(_DROPPED)
+                    return
+                future.add_done_callback(cancelled)
 
             return submit_job, None
 
@@ -565,8 +581,8 @@ def _run(run, submit, rerun, recorders):
 
 
 _DROPPED = (
-    "the pool given to taskgraph.dask.get dropped tasks of the run without running them "
-    "(shut down with cancel_futures=True, or terminated)"
+    "the pool given to taskgraph.dask.get dropped tasks of the run without running them, "
+    "or would take no more (shut down, or terminated)"
 )
 
 

@@ -749,6 +749,23 @@ def test_an_executor_shut_down_with_tasks_queued_is_an_error_not_a_hang():
     assert isinstance(err, RuntimeError) and "dropped tasks of the run" in str(err)
 
 
+@pytest.mark.parametrize(
+    "make, stop",
+    [
+        (lambda: multiprocessing.pool.ThreadPool(1), lambda pool: pool.terminate()),
+        (lambda: concurrent.futures.ThreadPoolExecutor(1), lambda pool: pool.shutdown()),
+    ],
+    ids=["terminated ThreadPool", "executor shut down"],
+)
+def test_a_pool_that_takes_no_more_tasks_is_an_error_not_a_hang(make, stop):
+    # Stopped before the run, as it may be before the run's watch sees it:
+    # the pool refuses the first task, and the run ends with the same error.
+    pool = make()
+    stop(pool)
+    err = _ends_within(20, lambda: get(_queued_graph(), "t", pool=pool, num_workers=4))
+    assert isinstance(err, RuntimeError) and "would take no more" in str(err)
+
+
 def test_a_thread_pool_terminated_with_tasks_queued_is_an_error_not_a_hang():
     pool = multiprocessing.pool.ThreadPool(1)
     threading.Timer(0.2, pool.terminate).start()
