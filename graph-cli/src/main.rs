@@ -52,7 +52,7 @@ fn configure_allocators() {
         use std::os::unix::process::CommandExt;
 
         let mut settings = vec![("MIMALLOC_PURGE_DELAY", "10")];
-        if graph_exec::address_space_limit().is_some() {
+        if graph_exec::memory::address_space_limit().is_some() {
             settings.extend([
                 ("MIMALLOC_ARENA_RESERVE", "16MiB"),
                 ("MALLOC_ARENA_MAX", "1"),

@@ -32,7 +32,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
 /// before it holds anything, and one that finds none would abort the
 /// process.
 fn room_for_threads(threads: usize) -> anyhow::Result<()> {
-    let Some(limit) = graph_exec::address_space_limit() else {
+    let Some(limit) = graph_exec::memory::address_space_limit() else {
         return Ok(());
     };
     let threads = match threads {
@@ -40,13 +40,13 @@ fn room_for_threads(threads: usize) -> anyhow::Result<()> {
         threads => threads,
     };
     // The threads of the run, and this one.
-    let needed = graph_exec::address_space_needed(threads + 1);
+    let needed = graph_exec::memory::address_space_needed(threads + 1);
     if needed > limit {
         anyhow::bail!(
             "the address-space limit (ulimit -v) of {limit} bytes is too small for a run on \
              {threads} threads, which needs about {needed} bytes before it holds a result \
              ({} MiB a thread): raise the limit, or give fewer --threads",
-            graph_exec::THREAD_RESERVE >> 20
+            graph_exec::memory::THREAD_RESERVE >> 20
         );
     }
     Ok(())

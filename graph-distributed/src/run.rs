@@ -528,7 +528,7 @@ where
     let (expected_bytes, kinds) = match worker_memory_limit {
         Some(_) => (
             graph.iter().map(|(_, task)| task.size).collect(),
-            graph_exec::task_kinds(&graph),
+            graph_exec::scheduler::task_kinds(&graph),
         ),
         None => (Vec::new(), Vec::new()),
     };

@@ -8,11 +8,19 @@
 //! - [`LocalExecutor`] runs on all cores in the priority order of a static
 //!   ordering, frees every intermediate result as soon as its last dependent has
 //!   run, stops at the first failure, and reports [`Stats`]. On several
-//!   threads it holds results within the order's profile ([`OrderProfile`],
-//!   [`HeldLimit`]): in bytes where the tasks' sizes are known (about 1.1
-//!   times the order's peak bytes, plus one result per thread), else in
-//!   count (1.1 times its max pressure, plus 8); a memory limit
-//!   ([`RunOptions::memory_limit`]) is a ceiling on top of that.
+//!   threads it holds results within the order's profile
+//!   ([`scheduler::OrderProfile`], [`scheduler::HeldLimit`]): in bytes where
+//!   the tasks' sizes are known (about 1.1 times the order's peak bytes, plus
+//!   one result per thread), else in count (1.1 times its max pressure, plus
+//!   8); a memory limit ([`RunOptions::memory_limit`]) is a ceiling on top of
+//!   that.
+//! - [`scheduler::Scheduler`] is the executor core under every executor of
+//!   the workspace (these threads, `taskgraph.dask.get`'s, and each worker of
+//!   `graph-distributed`): a plain state machine of which tasks are ready,
+//!   which starts next, which results are held, freed or spilled.
+//!   [`scheduler`] holds it with what configures it; [`store`] keeps the
+//!   results it holds (in memory or spilled), and [`memory`] asks the OS
+//!   what memory there is.
 //!
 //! - [`CompiledGraph`] hands the tasks, compiled, to an executor of the
 //!   caller's: it runs one task at a time on the inputs it is given.
@@ -34,36 +42,26 @@ mod failure;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod local;
-mod memory;
+pub mod memory;
+mod order;
 mod plan;
 mod rank_set;
 mod registry;
 mod request;
-mod scheduler;
+pub mod scheduler;
 mod sequential;
 mod startable;
-mod store;
+pub mod store;
 mod value;
 
 pub use compiled::CompiledGraph;
 pub use error::{Error, OpError};
 pub use failure::{TaskFailure, panic_message};
 pub use local::{Callbacks, CancelHandle, LocalExecutor, RunOptions};
-pub use memory::{
-    THREAD_RESERVE, address_space_left, address_space_limit, address_space_needed,
-    cgroup_memory_limit, default_memory_limit, default_value_limit, machine_memory, memory_ceiling,
-    oom_kills,
-};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
-pub use scheduler::{
-    ByteLimit, HeldLimit, OrderProfile, Overflow, Scheduler, SchedulerConfig, byte_rise,
-    pressure_rise, run_order, task_kinds,
-};
 pub use sequential::{Run, execute_sequential};
-pub use startable::Startable;
-pub use store::{ResultStore, StoreError};
 pub use value::{DecodeError, Dynamic, NotSpillable, Tagged, TaskValue};
 
 /// The README's example, compiled and run as a doctest.

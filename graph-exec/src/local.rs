@@ -9,10 +9,9 @@ use std::time::{Duration, Instant};
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
-use crate::{
-    Error, OpRegistry, OrderProfile, Request, ResultStore, Run, Scheduler, SchedulerConfig,
-    Startable, TaskValue, run_order,
-};
+use crate::scheduler::{OrderProfile, Scheduler, SchedulerConfig, Startable, run_order};
+use crate::store::ResultStore;
+use crate::{Error, OpRegistry, Request, Run, TaskValue};
 
 /// Hooks called during a run, as dask's local scheduler calls its callbacks.
 ///
@@ -101,7 +100,7 @@ pub struct RunOptions<'a> {
     /// Under a memory limit, run the first task of each op alone until its
     /// result is measured, so that the limit holds from the first task
     /// whatever the graph's `size`s say (see
-    /// [`SchedulerConfig::measure_first`](crate::SchedulerConfig)). `false`:
+    /// [`SchedulerConfig::measure_first`](crate::scheduler::SchedulerConfig)). `false`:
     /// the first tasks start in parallel on their `size`s.
     pub measure_first: bool,
 }
@@ -123,7 +122,7 @@ pub struct RunOptions<'a> {
 /// by their `size` refined by what their op's results measured); else
 /// `1.1 P + 8` results. Past that it starts the order's next task if its
 /// result fits, or a task that frees as much as it adds, and waits only
-/// where none does ([`HeldLimit`](crate::HeldLimit)); ahead of the order, in bytes, the ready
+/// where none does ([`HeldLimit`](crate::scheduler::HeldLimit)); ahead of the order, in bytes, the ready
 /// task that frees the most bytes goes first. Parallel first, frugal within
 /// that: independent chains or a wavefront run side by side, and the
 /// results held stay within the bound (in count, plus about one per

@@ -72,8 +72,8 @@ fn cgroup_limit_under(root: &Path, membership: &str) -> Option<u64> {
 /// those a cgroup's limit made too); `None` where it is not told.
 ///
 /// ```
-/// if let Some(before) = graph_exec::oom_kills() {
-///     assert!(graph_exec::oom_kills().unwrap() >= before);
+/// if let Some(before) = graph_exec::memory::oom_kills() {
+///     assert!(graph_exec::memory::oom_kills().unwrap() >= before);
 /// }
 /// ```
 pub fn oom_kills() -> Option<u64> {
@@ -109,8 +109,8 @@ pub fn address_space_left() -> Option<u64> {
 /// for each.
 ///
 /// ```
-/// let one = graph_exec::address_space_needed(1);
-/// assert!(graph_exec::address_space_needed(4) >= one + 3 * graph_exec::THREAD_RESERVE);
+/// let one = graph_exec::memory::address_space_needed(1);
+/// assert!(graph_exec::memory::address_space_needed(4) >= one + 3 * graph_exec::memory::THREAD_RESERVE);
 /// ```
 pub fn address_space_needed(threads: usize) -> u64 {
     let mapped = std::fs::read_to_string("/proc/self/status")
@@ -131,8 +131,8 @@ pub const THREAD_RESERVE: u64 = 36 << 20;
 /// leaves ([`address_space_left`]); `None` where none of them is known.
 ///
 /// ```
-/// let ceiling = graph_exec::memory_ceiling();
-/// if let (Some(ceiling), Some((total, _))) = (ceiling, graph_exec::machine_memory()) {
+/// let ceiling = graph_exec::memory::memory_ceiling();
+/// if let (Some(ceiling), Some((total, _))) = (ceiling, graph_exec::memory::machine_memory()) {
 ///     assert!(ceiling <= total);
 /// }
 /// ```

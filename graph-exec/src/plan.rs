@@ -364,7 +364,7 @@ impl<'g, T: TaskValue> Plan<'g, T> {
     }
 
     /// The error for a task or result that does not fit a memory limit.
-    pub(crate) fn overflow(&self, overflow: crate::Overflow) -> Error {
+    pub(crate) fn overflow(&self, overflow: crate::scheduler::Overflow) -> Error {
         Error::TooLarge {
             key: self.graph.key(overflow.node).clone(),
             bytes: overflow.bytes,

@@ -17,7 +17,7 @@ const SPINS: u32 = 512;
 /// # Example
 ///
 /// ```
-/// use graph_exec::Startable;
+/// use graph_exec::scheduler::Startable;
 ///
 /// let startable = Startable::default();
 /// // An idle worker, under the scheduler's lock, finds nothing to start:

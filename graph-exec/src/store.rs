@@ -1,7 +1,7 @@
 //! `ResultStore`: where an executor keeps its tasks' results while tasks
 //! still read them: in memory, on disk under a memory limit, or nowhere.
 //!
-//! The [`Scheduler`](crate::Scheduler) decides what is held, spilled and
+//! The [`Scheduler`](crate::scheduler::Scheduler) decides what is held, spilled and
 //! freed; the store carries it out, for the local executor's threads and a
 //! distributed worker alike: one slot per task, a private spill directory
 //! made on the first spill and removed with everything in it when the store
@@ -20,7 +20,7 @@ use graph_core::NodeId;
 ///
 /// ```
 /// use graph_core::NodeId;
-/// use graph_exec::ResultStore;
+/// use graph_exec::store::ResultStore;
 ///
 /// let store: ResultStore<String> = ResultStore::new(2);
 /// let a = NodeId::new(0);
@@ -35,7 +35,7 @@ use graph_core::NodeId;
 /// assert_eq!(store.get(NodeId::new(1), read)?, None);
 /// store.free(a);
 /// assert_eq!(store.into_values(), [None, None]);
-/// # Ok::<(), graph_exec::StoreError>(())
+/// # Ok::<(), graph_exec::store::StoreError>(())
 /// ```
 #[derive(Debug)]
 pub struct ResultStore<T> {

@@ -32,8 +32,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, Topology};
-use graph_exec::{
-    OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, panic_message, run_order,
+use graph_exec::panic_message;
+use graph_exec::scheduler::{
+    OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, run_order,
 };
 use graph_order::{OrderConfig, Strategy};
 use pyo3::exceptions::{

@@ -9,7 +9,7 @@
 //! at the geometric mean of all: a reader of large results that has not
 //! run yet is as likely small as large, and the arithmetic mean would
 //! weigh it like the large ones) and goes on by that order
-//! ([`graph_exec::Scheduler::reorder`]). It does so once, early: the tasks
+//! ([`graph_exec::scheduler::Scheduler::reorder`]). It does so once, early: the tasks
 //! that have started keep their places.
 
 use graph_core::{NodeId, Topology};

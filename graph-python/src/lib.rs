@@ -351,7 +351,7 @@ pub(crate) fn schedule(topology: &Topology, given: &[i64]) -> PyResult<Vec<u32>>
         ranks[node as usize] = rank as u32;
     }
     let needed = vec![true; given.len()];
-    graph_exec::run_order(topology, &needed, &ranks)
+    graph_exec::scheduler::run_order(topology, &needed, &ranks)
         .map_err(|err| PyValueError::new_err(err.to_string()))
 }
 

@@ -255,8 +255,15 @@ const PANICS: [&str; 9] = [
 /// macro counts only as a whole word (`debug_assert!(` is not `assert!(`).
 fn panic_sites(text: &str) -> usize {
     let mut sites = 0;
-    for line in text.lines().map(str::trim) {
-        if line.starts_with("#[cfg(test)]") {
+    let mut lines = text.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        // A test module written inline ends the library code; one in a file
+        // of its own (`mod tests;`) is only declared here.
+        if line.starts_with("#[cfg(test)]")
+            && !lines
+                .peek()
+                .is_some_and(|next| next.starts_with("mod ") && next.ends_with(';'))
+        {
             break;
         }
         if line.starts_with("//") {
@@ -356,4 +363,7 @@ fn f() {
 mod tests { fn g() { z.unwrap(); } }
 ";
     assert_eq!(panic_sites(text), 4);
+    // A test module in a file of its own ends nothing.
+    let declared = "#[cfg(test)]\nmod tests;\nfn f() { x.unwrap(); }\n";
+    assert_eq!(panic_sites(declared), 1);
 }

@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let measure_first = args.memory_limit.is_some();
     let memory_limit = args
         .memory_limit
-        .unwrap_or_else(graph_exec::default_memory_limit);
+        .unwrap_or_else(graph_exec::memory::default_memory_limit);
     let started = Instant::now();
     let run = execute(
         &graph,

@@ -61,12 +61,12 @@ pub(crate) fn run(args: &Args, processes: usize) -> anyhow::Result<()> {
     // without a limit given, each holds its share of the default.
     let memory_limit = args
         .memory_limit
-        .unwrap_or_else(|| graph_exec::default_memory_limit() / processes as u64);
+        .unwrap_or_else(|| graph_exec::memory::default_memory_limit() / processes as u64);
     let busy = crate::busy::Busy::start(format!("running on {processes} processes"));
     let mut children = Vec::with_capacity(processes);
     let (reports, reported) = mpsc::channel();
     // Counted before any worker starts: one may be killed at once.
-    let oom_kills = graph_exec::oom_kills();
+    let oom_kills = graph_exec::memory::oom_kills();
     let started = Spawn {
         hostfile: &hostfile,
         dir: dir.path(),
@@ -547,12 +547,12 @@ impl Recovery {
     /// [`Recovery::killed_how`] for a process not yet told.
     fn newly_killed_how(&mut self, signal: i32) -> String {
         const SIGKILL: i32 = 9;
-        let mut now = graph_exec::oom_kills();
+        let mut now = graph_exec::memory::oom_kills();
         if signal == SIGKILL && now.is_some() {
             let deadline = Instant::now() + Duration::from_millis(200);
             while now <= self.oom_kills && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
-                now = graph_exec::oom_kills();
+                now = graph_exec::memory::oom_kills();
             }
         }
         if signal == SIGKILL && now > self.oom_kills {

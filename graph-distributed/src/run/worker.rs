@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use graph_core::{NodeId, Topology};
-use graph_exec::{ResultStore, Scheduler, SchedulerConfig, TaskFailure};
+use graph_exec::TaskFailure;
+use graph_exec::scheduler::{Scheduler, SchedulerConfig};
+use graph_exec::store::ResultStore;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::InputHandle;
 
@@ -413,7 +415,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
     /// answer, or `None` once the run stops.
     fn settle<T>(
         &mut self,
-        decided: Result<T, graph_exec::Overflow>,
+        decided: Result<T, graph_exec::scheduler::Overflow>,
         input: &mut Outbox<V>,
     ) -> Option<T> {
         let decided = match decided {

@@ -5,9 +5,8 @@
 //! results pile up.
 
 use graph_core::{TaskGraph, Term};
-use graph_exec::{
-    Dynamic, LocalExecutor, OpRegistry, OrderProfile, Request, RunOptions, byte_rise,
-};
+use graph_exec::scheduler::{OrderProfile, byte_rise};
+use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Request, RunOptions};
 
 const PRODUCERS: i64 = 40;
 const BLOB: u64 = 4_000_000;

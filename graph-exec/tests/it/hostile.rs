@@ -119,12 +119,12 @@ fn a_value_larger_than_the_limit_names_its_task() {
 #[test]
 fn run_order_refuses_priorities_of_another_graph() {
     let sched = graph_core::Topology::from_edges(3, [(0, 1), (1, 2)]).unwrap();
-    let err = graph_exec::run_order(&sched, &[true; 3], &[0, 1]).unwrap_err();
+    let err = graph_exec::scheduler::run_order(&sched, &[true; 3], &[0, 1]).unwrap_err();
     assert_eq!(err.to_string(), "2 priorities given for 3 nodes");
-    let err = graph_exec::run_order(&sched, &[true; 4], &[0, 1, 2]).unwrap_err();
+    let err = graph_exec::scheduler::run_order(&sched, &[true; 4], &[0, 1, 2]).unwrap_err();
     assert_eq!(err.to_string(), "4 priorities given for 3 nodes");
     assert_eq!(
-        graph_exec::run_order(&sched, &[true; 3], &[2, 1, 0]).unwrap(),
+        graph_exec::scheduler::run_order(&sched, &[true; 3], &[2, 1, 0]).unwrap(),
         [0, 1, 2]
     );
 }
