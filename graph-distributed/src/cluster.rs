@@ -286,7 +286,7 @@ impl Cluster {
     /// process of the run was lost while the processes were still
     /// connecting: a process still connecting then stops waiting for it,
     /// with [`Error::LostWhileConnecting`], a loss
-    /// ([`run_keeping`](crate::run_keeping) gives back what the process
+    /// ([`run_keeping`](crate::recovery::run_keeping) gives back what the process
     /// holds). Once connected, a run notices a loss by itself.
     pub fn with_lost_signal(mut self, lost: CancelHandle) -> Cluster {
         self.lost = Some(lost);

@@ -200,7 +200,7 @@ pub enum Error {
     #[error("another process was lost while the processes were connecting")]
     LostWhileConnecting,
     /// More processes were lost than a run allows
-    /// ([`run_recovering`](crate::run_recovering)'s `retries`).
+    /// ([`run_recovering`](crate::recovery::run_recovering)'s `retries`).
     #[error(
         "process{} {} {} lost: more losses than the {retries} allowed; the run was abandoned",
         if lost.len() == 1 { "" } else { "es" },

@@ -8,7 +8,8 @@ use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 use graph_exec::TaskFailure;
 
-use crate::{Attempt, Cluster, Error, Holdings, Job, Runner, plan_recovery, run, run_attempt};
+use crate::recovery::{Attempt, Holdings, plan_recovery, run_attempt};
+use crate::{Cluster, Error, Job, Runner, run};
 
 /// `distributed_equals_sequential`: on `workers` (1 to 4) workers of one
 /// process, under a placement, priorities and requested nodes drawn from

@@ -237,7 +237,7 @@ impl Monitor {
 
 /// The heartbeats of a run that stopped for the loss of another process,
 /// still going: this process goes on beating, so that the survivors take it
-/// for alive while they regroup ([`regroup`](crate::regroup)), and the
+/// for alive while they regroup ([`regroup`](crate::recovery::regroup)), and the
 /// watch tells which processes are lost by then. Dropping it stops the
 /// heartbeats.
 pub struct Watch(Box<Kept>);

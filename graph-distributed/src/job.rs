@@ -65,7 +65,7 @@ impl Job {
 
     /// The same job with another placement (one worker per task): an
     /// attempt's after a loss
-    /// ([`Recovery::attempt_placement`](crate::Recovery::attempt_placement)).
+    /// ([`Recovery::attempt_placement`](crate::recovery::Recovery::attempt_placement)).
     pub fn with_placement(mut self, placement: Vec<u32>) -> Job {
         self.placement = placement;
         self

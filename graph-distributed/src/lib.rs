@@ -29,16 +29,16 @@
 //! length past [`MAX_FRAME`]) ends the run with [`Error::Malformed`], and
 //! one that stops arriving midway with [`Error::Stalled`].
 //!
-//! After a loss the survivors can go on: [`run_keeping`] gives back what
-//! each still holds ([`Leftovers`]), [`plan_recovery`] says what a further
+//! After a loss the survivors can go on: [`run_keeping`](recovery::run_keeping) gives back what
+//! each still holds ([`Leftovers`](recovery::Leftovers)), [`plan_recovery`](recovery::plan_recovery) says what a further
 //! attempt among them must run (only the tasks that are still needed and
 //! whose results no survivor holds, placed by where their inputs are), and
-//! [`run_attempt`] runs it, the survivors feeding in the results they hold
-//! ([`Attempt`]), with the results of a run without the fault. Without a
-//! supervisor, the survivors find each other with [`regroup`]: the run's
-//! heartbeats go on ([`Watch`]), and the survivor of the lowest number
+//! [`run_attempt`](recovery::run_attempt) runs it, the survivors feeding in the results they hold
+//! ([`Attempt`](recovery::Attempt)), with the results of a run without the fault. Without a
+//! supervisor, the survivors find each other with [`regroup`](recovery::regroup): the run's
+//! heartbeats go on ([`Watch`](recovery::Watch)), and the survivor of the lowest number
 //! gathers the others' reports and tells each the next attempt's
-//! [`Cluster`]; [`run_recovering`] does all of it, attempt after attempt.
+//! [`Cluster`]; [`run_recovering`](recovery::run_recovering) does all of it, attempt after attempt.
 
 mod cluster;
 mod connect;
@@ -54,7 +54,7 @@ mod message;
 mod prepared;
 mod progress;
 mod recovering;
-mod recovery;
+pub mod recovery;
 mod regroup;
 mod run;
 mod runner;
@@ -64,17 +64,10 @@ pub use cluster::{Cluster, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
 pub use frames::MAX_FRAME;
 pub use graph_exec::CancelHandle;
-pub use heartbeat::Watch;
 pub use job::Job;
 pub use prepared::PreparedGraph;
 pub use progress::Progress;
-pub use recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recovering};
-pub use recovery::{Holdings, Recovery, plan_recovery};
-pub use regroup::{Regrouped, regroup};
-pub use run::{
-    Attempt, Leftovers, MakeRunner, Outcome, RunnerError, Stopped, WorkerStats,
-    quiet_timely_panics, run, run_attempt, run_keeping,
-};
+pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, quiet_timely_panics, run};
 pub use runner::Runner;
 
 /// The README's example, compiled and run as a doctest.

@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use graph_core::{NodeId, TaskGraph};
 
+use crate::recovery::{Holdings, Recovery, plan_recovery, regroup};
 use crate::run::{Attempt, Leftovers, Outcome, RunnerError, Stopped, run_keeping};
-use crate::{
-    Cluster, Error, Holdings, Job, PreparedGraph, Recovery, Runner, plan_recovery, regroup,
-};
+use crate::{Cluster, Error, Job, PreparedGraph, Runner};
 
 /// What a process of [`run_recovering`] goes through, as it happens.
 #[derive(Debug)]
@@ -89,7 +88,8 @@ pub struct Recovered<V> {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use graph_distributed::{Cluster, Job, Recovering, run_recovering};
+/// use graph_distributed::recovery::{Recovering, run_recovering};
+/// use graph_distributed::{Cluster, Job};
 /// # use graph_core::NodeId;
 /// # use graph_distributed::{Runner, RunnerError};
 /// # use graph_exec::TaskFailure;

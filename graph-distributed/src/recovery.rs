@@ -15,10 +15,22 @@
 //! stays there; one whose process was lost goes to the surviving process
 //! that holds (or will make) the most bytes of its inputs, the least loaded
 //! on a tie, and there to its least loaded worker.
+//!
+//! Everything else a run needs to survive a loss is here too: a run that
+//! keeps what it made when it stops ([`run_keeping`], [`Stopped`],
+//! [`Leftovers`]), one attempt of a plan ([`run_attempt`], [`Attempt`]), the
+//! survivors agreeing on who is left ([`regroup`], [`Watch`]) and on the next
+//! attempt ([`next_attempt`]), and all of it attempt after attempt
+//! ([`run_recovering`]).
 
 use graph_core::{Dag, NodeId, TaskGraph};
 
 use crate::{Error, Job};
+
+pub use crate::heartbeat::Watch;
+pub use crate::recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recovering};
+pub use crate::regroup::{Regrouped, regroup};
+pub use crate::run::{Attempt, Leftovers, Stopped, run_attempt, run_keeping};
 
 /// What the processes of a run held when some of them were lost: which tasks
 /// had run, and which processes hold each result (its producer's, and any
@@ -28,7 +40,7 @@ use crate::{Error, Job};
 ///
 /// ```
 /// use graph_core::NodeId;
-/// use graph_distributed::Holdings;
+/// use graph_distributed::recovery::Holdings;
 ///
 /// let mut held = Holdings::new(3);
 /// held.finished(NodeId::new(0));
@@ -169,7 +181,8 @@ impl Recovery {
 ///
 /// ```
 /// use graph_core::{generate, NodeId};
-/// use graph_distributed::{Holdings, Job, plan_recovery};
+/// use graph_distributed::recovery::{Holdings, plan_recovery};
+/// use graph_distributed::Job;
 ///
 /// let graph = generate::chain(4);
 /// let [a, b, c, d] = [0, 1, 2, 3].map(NodeId::new);

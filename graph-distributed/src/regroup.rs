@@ -32,9 +32,10 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::Error;
 use crate::cluster::{Auth, Cluster};
 use crate::handshake::{self, Channel, HANDSHAKE_TIMEOUT, Hello, Key};
-use crate::{Error, Watch};
+use crate::recovery::Watch;
 
 /// A survivor's report, to the one that gathers.
 const JOIN: u8 = b'J';
@@ -71,7 +72,7 @@ pub struct Regrouped {
 /// processes still alive and agrees with them on who goes on: every
 /// survivor gets the same [`Regrouped`], with the next attempt's cluster
 /// and every survivor's `report` (any bytes: what it holds). `watch` is
-/// the stopped run's ([`Leftovers::take_watch`](crate::Leftovers::take_watch)), and
+/// the stopped run's ([`Leftovers::take_watch`](crate::recovery::Leftovers::take_watch)), and
 /// `round` counts the regroups of the run (the same on every process), so
 /// that a process of another round is not taken in.
 ///
@@ -92,7 +93,8 @@ pub struct Regrouped {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use graph_distributed::{Cluster, Job, regroup, run_keeping};
+/// use graph_distributed::recovery::{regroup, run_keeping};
+/// use graph_distributed::{Cluster, Job};
 /// # use graph_core::NodeId;
 /// # use graph_distributed::{Runner, RunnerError};
 /// # use graph_exec::TaskFailure;

@@ -191,7 +191,7 @@ where
 /// [`run`] (or with an [`Attempt`], [`run_attempt`]) that, when other
 /// processes are lost, gives back what this process still holds: the tasks
 /// its workers ran and the results they hold ([`Leftovers`]), for a further
-/// attempt among the survivors ([`plan_recovery`](crate::plan_recovery)).
+/// attempt among the survivors ([`plan_recovery`](crate::recovery::plan_recovery)).
 ///
 /// # Errors
 ///
@@ -256,7 +256,7 @@ impl<V> From<Error> for Stopped<V> {
 pub struct Leftovers<V> {
     pub(crate) finished: Vec<NodeId>,
     pub(crate) held: Vec<(NodeId, V)>,
-    pub(crate) watch: Option<crate::Watch>,
+    pub(crate) watch: Option<crate::recovery::Watch>,
 }
 
 impl<V> Leftovers<V> {
@@ -277,7 +277,7 @@ impl<V> Leftovers<V> {
 
     /// The results of `plan`'s fetch list that this process, `process` of
     /// the stopped attempt, feeds into the next ([`Attempt::new`]).
-    pub fn into_fed(self, plan: &crate::Recovery, process: u32) -> Vec<(NodeId, V)> {
+    pub fn into_fed(self, plan: &crate::recovery::Recovery, process: u32) -> Vec<(NodeId, V)> {
         let mut from_here = vec![
             false;
             self.held
@@ -300,14 +300,14 @@ impl<V> Leftovers<V> {
     }
 
     /// The run's heartbeats, still going after the loss (a run across
-    /// processes only; once): what [`regroup`](crate::regroup) tells the
+    /// processes only; once): what [`regroup`](crate::recovery::regroup) tells the
     /// survivors apart by. Dropping it, or the leftovers, stops them.
-    pub fn take_watch(&mut self) -> Option<crate::Watch> {
+    pub fn take_watch(&mut self) -> Option<crate::recovery::Watch> {
         self.watch.take()
     }
 
     /// Records in `holdings` that process `process` ran and holds these.
-    pub fn record(&self, holdings: &mut crate::Holdings, process: u32) {
+    pub fn record(&self, holdings: &mut crate::recovery::Holdings, process: u32) {
         for &node in &self.finished {
             holdings.finished(node);
         }
@@ -337,14 +337,14 @@ impl<V> Leftovers<V> {
 }
 
 /// A further attempt of a run, after processes were lost: it runs only the
-/// tasks of a [`Recovery`](crate::Recovery) plan's `run`, and starts from
+/// tasks of a [`Recovery`](crate::recovery::Recovery) plan's `run`, and starts from
 /// the results of its `fetch`, which the processes that hold them feed in
 /// ([`Attempt::new`]). Every process of the attempt calls `run_attempt`
 /// with the same graph, job and plan, and its own held results.
 ///
 /// The job places each task of the plan where the plan says and each
 /// fetched result on a worker of a process that holds it
-/// ([`Recovery::attempt_placement`](crate::Recovery::attempt_placement));
+/// ([`Recovery::attempt_placement`](crate::recovery::Recovery::attempt_placement));
 /// the outputs are the run's. Fed results are not counted as tasks run.
 ///
 /// # Errors
@@ -363,7 +363,8 @@ impl<V> Leftovers<V> {
 /// use std::sync::Arc;
 ///
 /// use graph_core::{generate, Dag, NodeId, Topology};
-/// use graph_distributed::{Attempt, Cluster, Holdings, Job, Runner, plan_recovery, run_attempt};
+/// use graph_distributed::recovery::{Attempt, Holdings, plan_recovery, run_attempt};
+/// use graph_distributed::{Cluster, Job, Runner};
 /// use graph_exec::TaskFailure;
 ///
 /// struct Count<'g>(&'g Topology);
@@ -439,7 +440,7 @@ pub struct Attempt<V> {
 impl<V> Attempt<V> {
     /// The attempt of `plan`, this process feeding in `values` (results of
     /// the plan's `fetch` that it holds).
-    pub fn new(plan: &crate::Recovery, values: Vec<(NodeId, V)>) -> Attempt<V> {
+    pub fn new(plan: &crate::recovery::Recovery, values: Vec<(NodeId, V)>) -> Attempt<V> {
         Attempt {
             run: plan.run.clone(),
             fetched: plan.fetch.iter().map(|&(node, _)| node).collect(),

@@ -17,10 +17,10 @@ use std::time::Duration;
 use common::{loopback, member};
 use graph_core::generate::{self, Rng};
 use graph_core::{NodeId, TaskGraph};
-use graph_distributed::{
-    Attempt, CancelHandle, Error, Holdings, Job, Runner, RunnerError, plan_recovery, regroup,
-    run_attempt, run_keeping, run_recovering,
+use graph_distributed::recovery::{
+    Attempt, Holdings, plan_recovery, regroup, run_attempt, run_keeping, run_recovering,
 };
+use graph_distributed::{CancelHandle, Error, Job, Runner, RunnerError};
 use graph_exec::TaskFailure;
 use recovery_common::{Mix, oracle};
 

@@ -18,10 +18,8 @@ use std::time::Duration;
 
 use graph_assign::{ListConfig, Workers, assign_list};
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
-use graph_distributed::{
-    Attempt, CancelHandle, Cluster, Error, Holdings, Job, Leftovers, Progress, Runner, RunnerError,
-    Stopped,
-};
+use graph_distributed::recovery::{Attempt, Holdings, Leftovers, Stopped};
+use graph_distributed::{CancelHandle, Cluster, Error, Job, Progress, Runner, RunnerError};
 use graph_exec::TaskFailure;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::intern;
@@ -570,8 +568,9 @@ impl WorkerRun {
         let sends = Arc::new(leaving(&self.tasks.topology, &job, process));
         let runner = runner_for(Arc::clone(&self.tasks), sends);
         let graph = Arc::clone(&self.graph);
-        let result =
-            py.detach(|| graph_distributed::run_keeping(graph, job, &cluster, runner, attempt));
+        let result = py.detach(|| {
+            graph_distributed::recovery::run_keeping(graph, job, &cluster, runner, attempt)
+        });
         lock(&self.state).cluster = Some(cluster);
         match result {
             Ok(outcome) => {
@@ -641,7 +640,7 @@ impl WorkerRun {
                 holdings.hold(NodeId::from_u32(node), *process);
             }
         }
-        let next = graph_distributed::next_attempt(
+        let next = graph_distributed::recovery::next_attempt(
             &self.graph,
             state.job.clone(),
             &cluster,

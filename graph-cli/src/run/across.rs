@@ -10,10 +10,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use graph_core::{Key, NodeId, TaskGraph};
-use graph_distributed::{
-    CancelHandle, Cluster, ClusterProblem, Error, Holdings, Job, Recovering, Runner, RunnerError,
-    Stopped,
-};
+use graph_distributed::recovery::{Holdings, Recovering, Stopped};
+use graph_distributed::{CancelHandle, Cluster, ClusterProblem, Error, Job, Runner, RunnerError};
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
 use super::args::Args;
@@ -94,7 +92,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         loop {
             let runner = runner_for(&keys);
             let result = match instructions.is_some() {
-                true => graph_distributed::run_keeping(
+                true => graph_distributed::recovery::run_keeping(
                     Arc::clone(&graph),
                     job.clone(),
                     &cluster,
@@ -145,7 +143,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
                     holdings.hold(NodeId::from_u32(node), *process as u32);
                 }
             }
-            let attempt_after = graph_distributed::next_attempt(
+            let attempt_after = graph_distributed::recovery::next_attempt(
                 &graph, job, &cluster, &next.lost, &holdings, *leftovers,
             )?;
             let plan = &attempt_after.plan;
@@ -222,13 +220,13 @@ fn shrinking(
     cluster: &Cluster,
     keys: &[Key],
     retries: usize,
-) -> anyhow::Result<graph_distributed::Recovered<Tagged>> {
+) -> anyhow::Result<graph_distributed::recovery::Recovered<Tagged>> {
     let mut stderr = std::io::stderr();
     let mut gathers = cluster.process() == 0;
     // The hostfile's number of each process of the attempt under way: the
     // lines below name processes by those, as the hostfile does.
     let mut numbers: Vec<usize> = (0..cluster.processes()).collect();
-    let run = graph_distributed::run_recovering(
+    let run = graph_distributed::recovery::run_recovering(
         Arc::clone(graph),
         job,
         cluster,

@@ -11,7 +11,8 @@ use std::time::Duration;
 use crate::recovery_common::{Mix, oracle, quick};
 use graph_core::generate::{Rng, Shape};
 use graph_core::{NodeId, TaskGraph};
-use graph_distributed::{Attempt, Cluster, Error, Holdings, Job, plan_recovery, run_attempt};
+use graph_distributed::recovery::{Attempt, Holdings, plan_recovery, run_attempt};
+use graph_distributed::{Cluster, Error, Job};
 
 /// As `recovery.rs`: what each process holds after the first `ran` tasks.
 fn holdings_after(graph: &TaskGraph, job: &Job, threads: usize, ran: usize) -> Holdings {

@@ -9,7 +9,8 @@
 
 use graph_core::generate::{Rng, Shape};
 use graph_core::{Dag, NodeId, TaskGraph};
-use graph_distributed::{Error, Holdings, Job, Recovery, plan_recovery};
+use graph_distributed::recovery::{Holdings, Recovery, plan_recovery};
+use graph_distributed::{Error, Job};
 
 /// The results each process holds when a run of `job` over `processes`
 /// processes of `threads` workers has run its first `ran` tasks in
