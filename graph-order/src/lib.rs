@@ -72,24 +72,20 @@ mod exact;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod paths;
+mod ties;
 mod tree;
 
-use std::borrow::Borrow;
-use std::cmp::Ordering;
-use std::fmt::Write as _;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
-use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
-use rayon::slice::ParallelSliceMut;
-use rustc_hash::FxHashMap;
+use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 pub use crate::bytes::{
     ByteDiagnostics, byte_diagnostics, fill_sizes, lower_bound_bytes, max_bytes, shape_sizes,
 };
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;
+pub use crate::ties::ranks_by_str;
 
 /// How [`order`] picks priorities.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -601,151 +597,6 @@ fn unique_ranks(tie_break: &[u32], n: usize) -> Vec<u32> {
     rank
 }
 
-/// dask's tie-break: each task's rank when keys are sorted by Python's
-/// `str(key)` ([`Key::python_str`](graph_core::Key::python_str)), compared as
-/// text. Equal texts rank by position.
-///
-/// **dask**: the last field of `order`'s `sort_key`, `str(key)`.
-///
-/// # Arguments
-///
-/// * `keys`: the keys, in node order: a [`TaskGraph`]'s
-///   ([`TaskGraph::keys`]) or a [`Shape`](graph_core::Shape)'s.
-///
-/// # Returns
-///
-/// A rank per node (`0..n`, each once), for [`order`]'s `tie_break`.
-///
-/// # Complexity
-///
-/// O(V log V) comparisons of key texts, sorted on all cores; the texts of
-/// all keys in one buffer.
-///
-/// # Example
-///
-/// ```
-/// use graph_core::{Key, TaskGraph, Term};
-///
-/// let mut graph = TaskGraph::new();
-/// graph.insert(("a", 10), Term::lit(0))?;
-/// graph.insert(("a", 2), Term::lit(0))?;
-/// // "('a', 10)" < "('a', 2)" as text.
-/// assert_eq!(graph_order::ranks_by_str(graph.keys()), [0, 1]);
-/// # Ok::<(), graph_core::Error>(())
-/// ```
-pub fn ranks_by_str<K: Borrow<Key>>(keys: impl IntoIterator<Item = K>) -> Vec<u32> {
-    let texts = KeyTexts::of(keys);
-    let mut by: Vec<u32> = (0..texts.len() as u32).collect();
-    // Stable, so equal texts keep their order.
-    by.par_sort_by(|&a, &b| texts.cmp(a, b));
-    let mut rank = vec![0_u32; by.len()];
-    for (r, &i) in by.iter().enumerate() {
-        rank[i as usize] = r as u32;
-    }
-    rank
-}
-
-/// Every key's `str(key)`, in two pieces whose join is the text: a head
-/// shared by every tuple key of the same name (`('name'`), and the rest
-/// (`, 1, 2)`), all rests in one buffer. A graph's keys are a few names over
-/// many indices, so the texts take a few bytes a key, and two keys of the
-/// same name compare by their rests alone.
-struct KeyTexts {
-    /// The heads, by number; a key without one has [`NO_HEAD`].
-    heads: Vec<String>,
-    head: Vec<u32>,
-    rests: String,
-    /// Where each key's rest ends in `rests`.
-    ends: Vec<usize>,
-}
-
-const NO_HEAD: u32 = u32::MAX;
-
-impl KeyTexts {
-    fn of<K: Borrow<Key>>(keys: impl IntoIterator<Item = K>) -> KeyTexts {
-        let mut texts = KeyTexts {
-            heads: Vec::new(),
-            head: Vec::new(),
-            rests: String::new(),
-            ends: Vec::new(),
-        };
-        let mut numbers: FxHashMap<Arc<str>, u32> = FxHashMap::default();
-        let mut last: Option<(Arc<str>, u32)> = None;
-        for key in keys {
-            // Writing to a String cannot fail.
-            let head = match key.borrow() {
-                Key::Str(text) => {
-                    texts.rests.push_str(text);
-                    NO_HEAD
-                }
-                Key::Tuple(parts) if matches!(parts.first(), Some(Key::Str(_))) => {
-                    let Some(Key::Str(name)) = parts.first() else {
-                        unreachable!("matched above")
-                    };
-                    let number = match &last {
-                        Some((seen, number)) if seen == name => *number,
-                        _ => {
-                            let next = texts.heads.len() as u32;
-                            let number = *numbers.entry(name.clone()).or_insert(next);
-                            if number == next {
-                                texts.heads.push(format!("({}", parts[0]));
-                            }
-                            last = Some((name.clone(), number));
-                            number
-                        }
-                    };
-                    for part in &parts[1..] {
-                        let _ = write!(texts.rests, ", {part}");
-                    }
-                    texts
-                        .rests
-                        .push_str(if parts.len() == 1 { ",)" } else { ")" });
-                    number
-                }
-                other => {
-                    let _ = write!(texts.rests, "{other}");
-                    NO_HEAD
-                }
-            };
-            texts.head.push(head);
-            texts.ends.push(texts.rests.len());
-        }
-        texts
-    }
-
-    fn len(&self) -> usize {
-        self.head.len()
-    }
-
-    /// Key `i`'s head ("" for none) and rest.
-    fn pieces(&self, i: u32) -> (&str, &str) {
-        let i = i as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let head = match self.head[i] {
-            NO_HEAD => "",
-            number => &self.heads[number as usize],
-        };
-        (head, &self.rests[start..self.ends[i]])
-    }
-
-    /// The texts of keys `a` and `b` compared, as Python compares strings
-    /// (by code point, which is UTF-8's byte order).
-    fn cmp(&self, a: u32, b: u32) -> Ordering {
-        let ((head_a, rest_a), (head_b, rest_b)) = (self.pieces(a), self.pieces(b));
-        if self.head[a as usize] == self.head[b as usize] {
-            return rest_a.cmp(rest_b);
-        }
-        let common = head_a.len().min(head_b.len());
-        match head_a.as_bytes()[..common].cmp(&head_b.as_bytes()[..common]) {
-            Ordering::Equal => {
-                let joined_a = head_a.bytes().chain(rest_a.bytes());
-                joined_a.cmp(head_b.bytes().chain(rest_b.bytes()))
-            }
-            unequal => unequal,
-        }
-    }
-}
-
 /// Orders a [`TaskGraph`] with dask's tie-break ([`ranks_by_str`]).
 ///
 /// **dask**: `dask.order.order(dsk)` with the chosen strategy. Every task of
@@ -873,139 +724,11 @@ pub fn set_aside_leaves(dag: &impl Dag, is_data: &[bool]) -> Result<usize, Error
     Ok(dask::set_aside_count(&topology, is_data))
 }
 
-/// dask's per-task ordering metrics, exposed for tests that port dask's tests
-/// of its private helpers (`ndependencies`, `_connecting_to_roots`); only with
-/// the `fuzzing` feature, which this crate's own tests turn on, so that it is
-/// no part of the published API.
+/// dask's per-task ordering metrics, for the tests that port dask's tests of
+/// its private helpers; only with the `fuzzing` feature.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
-pub mod internals {
-    use graph_core::{Dag, Topology};
-
-    use crate::Error;
-
-    /// The metrics `Strategy::Dask` sorts by, on a graph without data nodes.
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct DaskMetrics {
-        /// dask's `total_dependencies`: 1 for a root, else 1 plus the sum over
-        /// dependencies (a count of paths), saturating.
-        pub total_dependencies: Vec<u64>,
-        /// The number of roots each task descends from (0 for a root):
-        /// exact up to 64 roots, a count of root buckets above.
-        pub connected_roots: Vec<u32>,
-        /// The number of leaves each task feeds (0 for a leaf), likewise.
-        pub connected_leaves: Vec<u32>,
-        /// dask's `max_dependents`: the most dependents of any connected root
-        /// (a root's own count for a root).
-        pub max_dependents: Vec<u32>,
-    }
-
-    /// What the exact search found: the lowest max pressure of an order it
-    /// knows, and whether that is proven optimal.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct SearchOutcome {
-        /// The lowest max pressure found.
-        pub max_pressure: u32,
-        /// Whether no order holds less.
-        pub proven: bool,
-    }
-
-    /// Runs `Auto`'s portfolio, then the exact search from its best order
-    /// within `budget` (tasks run), as `Auto` and `Strategy::Exhaustive` do
-    /// with their own budgets. With the same `tie_break` and `is_data` and a
-    /// budget at least `Auto`'s, it finds at most `Auto`'s max pressure: the
-    /// search is the same, only longer.
-    ///
-    /// # Errors
-    ///
-    /// The graph errors and length errors of [`order`](crate::order()).
-    pub fn exact_search(
-        dag: &impl Dag,
-        tie_break: &[u32],
-        is_data: &[bool],
-        budget: u64,
-    ) -> Result<SearchOutcome, Error> {
-        let topology = Topology::checked(dag)?;
-        let n = topology.node_count();
-        for (what, len) in [("tie_break", tie_break.len()), ("is_data", is_data.len())] {
-            if len != 0 && len != n {
-                return Err(Error::LengthMismatch {
-                    what,
-                    expected: n,
-                    found: len,
-                });
-            }
-        }
-        let tie = crate::unique_ranks(tie_break, n);
-        let (max_pressure, proven) = crate::auto::search(
-            &topology,
-            &tie,
-            is_data,
-            crate::auto::Measure::Count,
-            budget,
-        );
-        Ok(SearchOutcome {
-            max_pressure: max_pressure as u32,
-            proven,
-        })
-    }
-
-    /// [`exact_search`] in bytes, each result weighing its size (the sizes
-    /// need not differ): the lowest max bytes found, and whether it is
-    /// proven optimal.
-    ///
-    /// # Errors
-    ///
-    /// The graph errors and length errors of [`order`](crate::order()).
-    pub fn exact_search_bytes(
-        dag: &impl Dag,
-        sizes: &[u64],
-        budget: u64,
-    ) -> Result<(u64, bool), Error> {
-        let topology = Topology::checked(dag)?;
-        crate::bytes::check_sizes(&topology, sizes)?;
-        let tie = crate::unique_ranks(&[], topology.node_count());
-        Ok(crate::auto::search(
-            &topology,
-            &tie,
-            &[],
-            crate::auto::Measure::Bytes(sizes),
-            budget,
-        ))
-    }
-
-    /// Liu's weighted optimum of an in-forest: its priorities and max bytes,
-    /// or `None` past the segments' budget (or for a graph that is no
-    /// in-forest).
-    ///
-    /// # Errors
-    ///
-    /// The graph errors and length errors of [`order`](crate::order()).
-    pub fn liu(dag: &impl Dag, sizes: &[u64]) -> Result<Option<(Vec<u32>, u64)>, Error> {
-        let topology = Topology::checked(dag)?;
-        crate::bytes::check_sizes(&topology, sizes)?;
-        if crate::tree::forest_kind(&topology) != crate::tree::Forest::In {
-            return Ok(None);
-        }
-        Ok(crate::tree::liu(&topology, sizes, &[]))
-    }
-
-    /// Computes [`DaskMetrics`] in O(V + E) time and space.
-    ///
-    /// # Errors
-    ///
-    /// The graph errors of [`order`](crate::order()).
-    pub fn dask_metrics(dag: &impl Dag) -> Result<DaskMetrics, Error> {
-        let topology = Topology::checked(dag)?;
-        let m = crate::dask::plain_metrics(&topology);
-        Ok(DaskMetrics {
-            total_dependencies: m.total,
-            connected_roots: m.root_mask.iter().map(|m| m.count_ones()).collect(),
-            connected_leaves: m.leaf_mask.iter().map(|m| m.count_ones()).collect(),
-            max_dependents: m.max_dependents,
-        })
-    }
-}
+pub mod internals;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
