@@ -6,10 +6,6 @@ use std::collections::BinaryHeap;
 
 use graph_core::{Dag, NodeId, Topology};
 
-#[cfg(doc)]
-use crate::scheduler::{ByteLimit, HeldLimit, Scheduler, SchedulerConfig};
-use crate::scheduler::{by_priority, rank_of};
-
 /// Per rank of an order, how far the results held rise over their count
 /// before that rank as one thread runs the order on from it: `rise[r]` is
 /// the most results held before any later rank, less those held before
@@ -17,7 +13,7 @@ use crate::scheduler::{by_priority, rank_of};
 /// count it: a result is held from its task until its last reader). `ranks`
 /// number the needed nodes of `sched` `0..m`, every node after its
 /// dependencies (as [`run_order`] gives them); barriers (the nodes of
-/// `sched` past `data`'s) hold nothing. For [`HeldLimit::rise`].
+/// `sched` past `data`'s) hold nothing. For [`HeldLimit::rise`](crate::scheduler::HeldLimit::rise).
 ///
 /// **Complexity**: O(V + E).
 ///
@@ -47,7 +43,7 @@ pub fn pressure_rise(
 /// (0 past the end of `sizes`), so `rise[0]` is the order's peak bytes. A
 /// result is held from its task until its last reader has run, one that no
 /// task reads is not held, and barriers hold nothing. For
-/// [`ByteLimit::rise`]. With every size 1 it is [`pressure_rise`].
+/// [`ByteLimit::rise`](crate::scheduler::ByteLimit::rise). With every size 1 it is [`pressure_rise`].
 ///
 /// **Complexity**: O(V + E).
 ///
@@ -133,9 +129,9 @@ where
 /// The order in which one thread runs the needed nodes of `sched` when it
 /// always takes the ready node of lowest `priorities` (ties by node id): a
 /// rank per scheduling node, `0..m` over the `m` needed nodes (`u32::MAX`
-/// for the others): the ranks of a [`Scheduler`] as distinct positions (its
+/// for the others): the ranks of a [`Scheduler`](crate::scheduler::Scheduler) as distinct positions (its
 /// fastest ready set), and the sequence whose max pressure sets a
-/// [`SchedulerConfig::held_limit`].
+/// [`SchedulerConfig::held_limit`](crate::scheduler::SchedulerConfig::held_limit).
 ///
 /// Where `priorities` already put every needed node after its dependencies
 /// (a static order does), this is their order; otherwise it is the order a
@@ -203,4 +199,49 @@ pub fn run_order(
         }
     }
     Ok(rank)
+}
+
+/// The needed nodes by `priorities`, ties by node id: placed straight by
+/// priority where the priorities are distinct and small (an order's
+/// positions are), else sorted.
+pub(crate) fn by_priority(needed: &[bool], priorities: &[u32]) -> Vec<u32> {
+    let nodes = (0..needed.len()).filter(|&i| needed[i]);
+    match node_at_rank(nodes.clone(), priorities) {
+        Some(mut at) => {
+            at.retain(|&i| i != u32::MAX);
+            at
+        }
+        None => {
+            let mut by: Vec<u32> = nodes.map(|i| i as u32).collect();
+            by.sort_unstable_by_key(|&i| (priorities[i as usize], i));
+            by
+        }
+    }
+}
+
+/// Per rank, the node of `nodes` that has it (`u32::MAX` for a rank no
+/// node has), up to the highest rank; `None` where two nodes share a rank
+/// or a rank is not below `ranks.len()` plus 64: then ranks are no
+/// positions in an order, and a sort or a heap serves better.
+pub(crate) fn node_at_rank(nodes: impl Iterator<Item = usize>, ranks: &[u32]) -> Option<Vec<u32>> {
+    let bound = ranks.len() + 64;
+    let mut node_at = Vec::new();
+    for i in nodes {
+        let rank = ranks[i] as usize;
+        if rank >= bound {
+            return None;
+        }
+        if rank >= node_at.len() {
+            node_at.resize(rank + 1, u32::MAX);
+        }
+        if node_at[rank] != u32::MAX {
+            return None;
+        }
+        node_at[rank] = i as u32;
+    }
+    Some(node_at)
+}
+
+pub(crate) fn rank_of(ranks: &[u32], node: NodeId) -> u64 {
+    (u64::from(ranks[node.index()]) << 32) | u64::from(node.as_u32())
 }

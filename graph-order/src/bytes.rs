@@ -15,6 +15,7 @@ use graph_core::{Dag, NodeId, Shape, Topology};
 use rustc_hash::FxHashMap;
 
 use crate::diagnostics::sequence_of;
+use crate::tree::weight;
 use crate::{Error, Order, check_order};
 
 /// What an order holds in bytes: the byte-weighted pressure series and, per
@@ -212,16 +213,6 @@ pub(crate) fn uniform(topology: &Topology, sizes: &[u64]) -> Option<u64> {
         .map(|node| sizes[node.index()]);
     let first = held.next().unwrap_or(0);
     held.all(|size| size == first).then_some(first)
-}
-
-/// The bytes a node's result weighs while held: its size, or nothing for a
-/// node without dependents.
-pub(crate) fn weight(topology: &Topology, sizes: &[u64], node: NodeId) -> u64 {
-    if topology.dependents(node).is_empty() {
-        0
-    } else {
-        sizes[node.index()]
-    }
 }
 
 /// Replays a valid order, calling `step(node, held)` with the bytes held

@@ -274,7 +274,7 @@ impl Part {
         let size: Vec<u64> = nodes
             .iter()
             .map(|&v| match sizes {
-                Some(sizes) => crate::bytes::weight(topology, sizes, v),
+                Some(sizes) => crate::tree::weight(topology, sizes, v),
                 None => u64::from(!topology.dependents(v).is_empty()),
             })
             .collect();

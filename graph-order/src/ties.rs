@@ -16,12 +16,12 @@ use std::sync::Arc;
 ///
 /// # Arguments
 ///
-/// * `keys`: the keys, in node order: a [`TaskGraph`]'s
-///   ([`TaskGraph::keys`]) or a [`Shape`](graph_core::Shape)'s.
+/// * `keys`: the keys, in node order: a [`TaskGraph`](graph_core::TaskGraph)'s
+///   ([`TaskGraph::keys`](graph_core::TaskGraph::keys)) or a [`Shape`](graph_core::Shape)'s.
 ///
 /// # Returns
 ///
-/// A rank per node (`0..n`, each once), for [`order`]'s `tie_break`.
+/// A rank per node (`0..n`, each once), for [`order`](crate::order)'s `tie_break`.
 ///
 /// # Complexity
 ///

@@ -208,7 +208,7 @@ pub(crate) fn liu(topology: &Topology, sizes: &[u64], rank: &[u32]) -> Option<(V
                 own
             }
         };
-        let weight = u128::from(crate::bytes::weight(topology, sizes, v));
+        let weight = u128::from(weight(topology, sizes, v));
         let step = Segment {
             hill: weight,
             valley: weight,
@@ -417,5 +417,15 @@ pub(crate) fn lower_bound(topology: &Topology) -> u32 {
             .map(|node| topology.dependencies(node).len() as u32)
             .max()
             .unwrap_or(0),
+    }
+}
+
+/// The bytes a node's result weighs while held: its size, or nothing for a
+/// node without dependents.
+pub(crate) fn weight(topology: &Topology, sizes: &[u64], node: NodeId) -> u64 {
+    if topology.dependents(node).is_empty() {
+        0
+    } else {
+        sizes[node.index()]
     }
 }

@@ -23,6 +23,7 @@ mod resume;
 #[cfg(test)]
 mod tests;
 
+use crate::order::rank_of;
 pub use crate::order::{byte_rise, pressure_rise, run_order};
 pub use crate::startable::Startable;
 pub use config::SchedulerConfig;
@@ -31,7 +32,6 @@ pub use limit::{ByteLimit, HeldLimit, OrderProfile, Overflow};
 pub use memory::task_kinds;
 use memory::{Kind, Memory, Sizes};
 use ready::Ready;
-pub(crate) use ready::{by_priority, rank_of};
 
 /// The executor core: the ready tasks, by rank; the inputs each task still
 /// waits for; the readers each result still has; and the results held, in
