@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 
-from taskgraph import _native, _wire
+from taskgraph import _callbacks, _native, _wire
 
 __all__ = ["Processes"]
 
@@ -629,8 +629,6 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
     workers for the call)."""
     from dask.callbacks import local_callbacks
 
-    from taskgraph.dask import _recorders, _run_with_callbacks
-
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"retries must be a number of losses, 0 or more, not {retries!r}")
     if hosts is not None and processes is not None:
@@ -644,7 +642,7 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
         pool = own = Processes(processes)
     else:
         raise TypeError(f"processes must be a number of worker processes or a taskgraph.dask.Processes, not {processes!r}")
-    recorders = _recorders.get()
+    recorders = _callbacks.recorders.get()
     try:
         options = {
             "strategy": strategy,
@@ -671,7 +669,7 @@ def on_processes(dsk, flat, processes, hosts, strategy, sizes, layers, memory_li
                 )
 
             try:
-                return _run_with_callbacks(dsk, flat, options, callbacks, None, execute)
+                return _callbacks.run_with_callbacks(dsk, flat, options, callbacks, None, execute)
             finally:
                 _record(recorders, pool.last_run)
     finally:
