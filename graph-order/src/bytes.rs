@@ -388,6 +388,42 @@ pub(crate) fn scores_of(topology: &Topology, priorities: &[u32], sizes: &[u64]) 
 /// # Ok::<(), graph_order::Error>(())
 /// ```
 pub fn fill_sizes(sizes: &[Option<u64>], groups: &[u32]) -> Result<Option<Vec<u64>>, Error> {
+    fill_sizes_with(sizes, groups, Unseen::Mean)
+}
+
+/// What [`fill_sizes_with`] gives a task of a group with no size known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unseen {
+    /// The mean of every size known.
+    Mean,
+    /// The geometric mean of every size known: where the sizes known
+    /// differ by orders of magnitude, a group not seen is as likely small
+    /// as large, and the mean would weigh it like the largest.
+    GeometricMean,
+}
+
+/// [`fill_sizes`], a group with no size known taking what `unseen` says.
+///
+/// # Errors
+///
+/// As [`fill_sizes`].
+///
+/// # Example
+///
+/// ```
+/// use graph_order::{Unseen, fill_sizes_with};
+///
+/// // Groups 0 and 1 known at 1 MiB and 1 byte: group 2 takes 1 KiB.
+/// let sizes = [Some(1 << 20), Some(1), None];
+/// let filled = fill_sizes_with(&sizes, &[0, 1, 2], Unseen::GeometricMean)?;
+/// assert_eq!(filled, Some(vec![1 << 20, 1, 1 << 10]));
+/// # Ok::<(), graph_order::Error>(())
+/// ```
+pub fn fill_sizes_with(
+    sizes: &[Option<u64>],
+    groups: &[u32],
+    unseen: Unseen,
+) -> Result<Option<Vec<u64>>, Error> {
     if !groups.is_empty() && groups.len() != sizes.len() {
         return Err(Error::LengthMismatch {
             what: "groups",
@@ -402,17 +438,23 @@ pub fn fill_sizes(sizes: &[Option<u64>], groups: &[u32]) -> Result<Option<Vec<u6
     let n_groups = groups.iter().max().map_or(1, |&g| g as usize + 1);
     let mut sum = vec![(0_u128, 0_u64); n_groups];
     let mut all = (0_u128, 0_u64);
+    let mut log_sum = 0.0_f64;
     for (i, size) in sizes.iter().enumerate() {
         if let Some(size) = *size {
             let g = &mut sum[group(i)];
             *g = (g.0 + u128::from(size), g.1 + 1);
             all = (all.0 + u128::from(size), all.1 + 1);
+            log_sum += (size.max(1) as f64).ln();
         }
     }
     let mean = |(total, count): (u128, u64)| {
         (count > 0).then(|| u64::try_from(total / u128::from(count)).unwrap_or(u64::MAX))
     };
-    let overall = mean(all).unwrap_or(0);
+    let overall = match unseen {
+        Unseen::Mean => mean(all).unwrap_or(0),
+        // At least one size is known (all unknown returned above).
+        Unseen::GeometricMean => (log_sum / all.1 as f64).exp().round() as u64,
+    };
     Ok(Some(
         sizes
             .iter()

@@ -71,6 +71,7 @@ mod error;
 mod exact;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
+pub mod learn;
 mod paths;
 mod ties;
 mod tree;
@@ -81,7 +82,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 pub use crate::bytes::{
-    ByteDiagnostics, byte_diagnostics, fill_sizes, lower_bound_bytes, max_bytes, shape_sizes,
+    ByteDiagnostics, Unseen, byte_diagnostics, fill_sizes, fill_sizes_with, lower_bound_bytes,
+    max_bytes, shape_sizes,
 };
 pub use crate::diagnostics::{Diagnostics, diagnostics, max_pressure};
 pub use crate::error::Error;

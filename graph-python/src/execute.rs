@@ -36,6 +36,7 @@ use graph_exec::panic_message;
 use graph_exec::scheduler::{
     OrderProfile, Overflow, Scheduler, SchedulerConfig, Startable, run_order,
 };
+use graph_order::learn::Learning;
 use graph_order::{OrderConfig, Strategy};
 use pyo3::exceptions::{
     PyException, PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError,
@@ -48,7 +49,7 @@ use self_cell::self_cell;
 
 use crate::convert::{Converted, External, Reading, convert};
 use crate::eval::TaskKeys;
-use crate::learn::{self, Learning, Reorder};
+use crate::learn::{self, Reorder};
 use crate::signals::{Stop, detach_interruptible};
 use crate::sizes::{Sizes, Sizing};
 use crate::{ORDER_BESIDE, core_error, order_error, parse_strategy};
