@@ -430,21 +430,26 @@ impl Shared {
         })
     }
 
-    /// Records the first reason to stop, and unblocks timely's threads.
+    /// Records the first reason to stop, tells the others which process is
+    /// lost where it is one, and unblocks timely's threads.
     fn trip(&self, trip: Trip) {
+        let lost = trip.lost();
         {
             let mut slot = self.trip.lock().unwrap_or_else(PoisonError::into_inner);
             if slot.is_some() {
                 return;
             }
-            if let Some(lost) = trip.lost() {
-                let mut frame = vec![LOST_ONE];
-                frame.extend_from_slice(&(lost as u32).to_le_bytes());
-                for peer in self.peers.iter().flatten() {
-                    send(peer, &frame);
-                }
-            }
             *slot = Some(trip);
+        }
+        // Outside the lock: a write to a frozen peer may wait out its
+        // timeout. Before the trip shows: the run ends, and the connections
+        // close, only after that.
+        if let Some(lost) = lost {
+            let mut frame = vec![LOST_ONE];
+            frame.extend_from_slice(&(lost as u32).to_le_bytes());
+            for peer in self.peers.iter().flatten() {
+                send(peer, &frame);
+            }
         }
         self.tripped.store(true, Ordering::Release);
         self.shut_data();
