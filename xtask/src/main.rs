@@ -102,18 +102,8 @@ fn python_package() -> anyhow::Result<()> {
     // pip builds a local directory afresh each time, so the extension is
     // always this tree's.
     let pip = || {
-        let mut command = Command::new(&python);
+        let mut command = pip_install(&python);
         command
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--retries",
-                "5",
-                "--timeout",
-                "60",
-            ])
             .arg(&package)
             // The extension's fault-injection hooks, for the tests only.
             .env("MATURIN_PEP517_ARGS", "--features test-hooks")
@@ -171,6 +161,24 @@ fn run(command: &mut Command, what: &str) -> anyhow::Result<()> {
         bail!("{what} failed ({status})");
     }
     Ok(())
+}
+
+/// `python -m pip install --quiet`, to which the caller adds what to
+/// install: pip retries a failed request to PyPI up to 5 times and gives up
+/// on a connection silent for 60 seconds.
+fn pip_install(python: &Path) -> Command {
+    let mut command = Command::new(python);
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--retries",
+        "5",
+        "--timeout",
+        "60",
+    ]);
+    command
 }
 
 /// Prints a progress line on standard error.
