@@ -28,6 +28,7 @@ from dask.callbacks import Callback
 from dask.utils_test import GetFunctionTestMixin, inc
 
 import taskgraph
+import taskgraph._threads
 import taskgraph.dask
 from taskgraph import _native
 from taskgraph.dask import get
@@ -699,13 +700,13 @@ def test_a_panic_in_a_worker_loop_ends_the_run_with_an_error(num_workers, monkey
         if os.environ.get("TASKGRAPH_TEST_HOOKS") == "require":
             pytest.fail("TASKGRAPH_TEST_HOOKS=require, but the extension has no test hooks")
         pytest.skip("the extension is built without its test-hooks feature")
-    run_to_end = taskgraph.dask._run_to_end
+    run_to_end = taskgraph._threads._run_to_end
 
     def panicking(run, submit, rerun):
         run._panic_next()
         return run_to_end(run, submit, rerun)
 
-    monkeypatch.setattr(taskgraph.dask, "_run_to_end", panicking)
+    monkeypatch.setattr(taskgraph._threads, "_run_to_end", panicking)
     dsk = {("x", i): (inc, i) for i in range(20)}
     dsk["total"] = (sum, [("x", i) for i in range(20)])
     with pytest.raises(RuntimeError, match="a worker thread of the run failed: .*injected"):
