@@ -6,6 +6,7 @@
 mod assign;
 mod busy;
 mod demo;
+mod exit;
 mod flags;
 mod generate;
 mod graph_file;
@@ -13,6 +14,7 @@ mod json_out;
 mod keys;
 mod optimize;
 mod order;
+mod procfs;
 mod progress;
 mod rewrite;
 mod run;
@@ -133,15 +135,15 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run(&args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(exit::SUCCESS),
         // A reader that stops early (`taskgraph demo | head`) is not an error.
-        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) => ExitCode::from(exit::SUCCESS),
         Err(err) => {
             #[allow(clippy::print_stderr)]
             {
                 eprintln!("error: {err:#}");
             }
-            ExitCode::from(2)
+            ExitCode::from(exit::FAILED)
         }
     }
 }

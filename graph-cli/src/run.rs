@@ -1,18 +1,22 @@
 //! `taskgraph run FILE [--keys JSON] [--threads N] [--json]` on this
-//! machine's cores (`local`) or, with `--processes N` (`supervise`) or
-//! `--hostfile F --process I` (`across`), across processes.
+//! machine's cores (`local`) or, with `--processes N` (`supervise`, which
+//! starts its workers with `spawn`, speaks to them by `protocol` and goes on
+//! after losses by `policy`) or `--hostfile F --process I` (`across`),
+//! across processes.
 
 mod across;
 mod args;
 mod local;
-mod recovery;
+mod policy;
+mod protocol;
 mod report;
+mod spawn;
 mod supervise;
 
 pub(crate) use self::across::SECRET_VARIABLE;
 pub(crate) use self::args::Args;
 pub(crate) use self::local::execute;
-pub(crate) use self::supervise::{free_loopback_addresses, fresh_secret};
+pub(crate) use self::spawn::{free_loopback_addresses, fresh_secret};
 
 /// Runs as the arguments say: here, as the supervisor of worker processes,
 /// or as one process of a run across hosts.

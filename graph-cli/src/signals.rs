@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use graph_exec::CancelHandle;
 
+use crate::exit::INTERRUPTED;
+
 /// How long an interrupted process takes to end its run and remove its
 /// temporary files before it exits regardless.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
-
-/// The exit status of an interrupted run (as a shell reports SIGINT).
-pub(crate) const INTERRUPTED: i32 = 130;
 
 /// Calls `handler` on SIGINT (Ctrl-C), SIGTERM or SIGHUP.
 pub(crate) fn on_signal(handler: impl FnMut() + Send + 'static) {

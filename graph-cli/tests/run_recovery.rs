@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use common::{scratch, taskgraph};
 use run_distributed_common::{
-    alive, assignment_with, children_of, eventually, failing_chain, finish, hostfile, leftovers,
-    path, signal, sockets_of, start, write_graph,
+    alive, assignment_with, children_of, eventually, failing_chain, finish, has_connected,
+    hostfile, leftovers, path, signal, start, write_graph,
 };
 
 /// A task `key` that sleeps `nap` seconds, then gives `value`.
@@ -283,13 +283,9 @@ fn run_signalling_with(
             signal(workers[victim], how);
         }
     }
-    // Connecting, a process has at most its listener and two connections
-    // to each other; more, and it has finished connecting (the run's
-    // connections are authenticated, and copies of them made).
-    let connecting = 1 + 2 * (processes - 1);
     for &pid in workers.iter().filter(|_| !matches!(when, When::Started)) {
         assert!(
-            eventually(Duration::from_secs(30), || sockets_of(pid) > connecting),
+            eventually(Duration::from_secs(30), || has_connected(pid, processes)),
             "worker {pid} connects"
         );
     }
@@ -728,13 +724,12 @@ fn run_hostfile_signalling(
             start(&command, &[("TASKGRAPH_SECRET", SECRET)])
         })
         .collect();
-    // As in `run_signalling`: past its listener and two connections to
-    // each other, a process has finished connecting.
-    let connecting = 1 + 2 * (processes - 1);
     for child in &children {
         assert!(
-            eventually(Duration::from_secs(30), || sockets_of(child.id())
-                > connecting),
+            eventually(Duration::from_secs(30), || has_connected(
+                child.id(),
+                processes
+            )),
             "process {} connects",
             child.id()
         );

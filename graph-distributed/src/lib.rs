@@ -50,6 +50,7 @@ pub mod fuzz;
 mod handshake;
 mod heartbeat;
 mod job;
+mod losses;
 mod message;
 mod prepared;
 mod progress;

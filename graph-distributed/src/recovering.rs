@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use graph_core::{NodeId, TaskGraph};
 
-use crate::recovery::{Holdings, Recovery, plan_recovery, regroup};
+use crate::recovery::{Holdings, Losses, Recovery, plan_recovery, regroup};
 use crate::run::{Attempt, Leftovers, Outcome, RunnerError, Stopped, run_keeping};
 use crate::{Cluster, Error, Job, PreparedGraph, Runner};
 
@@ -137,7 +137,7 @@ where
     let mut attempt = None;
     let mut attempts = 1;
     let mut first_numbers: Vec<usize> = (0..cluster.processes()).collect();
-    let mut lost_processes = Vec::new();
+    let mut losses = Losses::new(retries);
     let mut recomputed_tasks = 0;
     loop {
         let make = Arc::clone(&make_runner);
@@ -153,7 +153,7 @@ where
                 return Ok(Recovered {
                     outcome,
                     attempts,
-                    lost_processes,
+                    lost_processes: losses.lost().to_vec(),
                     recomputed_tasks,
                     cluster,
                 });
@@ -185,13 +185,7 @@ where
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let lost: Vec<usize> = regrouped.lost.iter().map(|&p| first_numbers[p]).collect();
-        lost_processes.extend(&lost);
-        if lost_processes.len() > retries {
-            return Err(Error::TooManyLosses {
-                lost: lost_processes,
-                retries,
-            });
-        }
+        losses.lose(lost.iter().copied())?;
         first_numbers = regrouped
             .survivors
             .iter()

@@ -20,14 +20,15 @@
 //! keeps what it made when it stops ([`run_keeping`], [`Stopped`],
 //! [`Leftovers`]), one attempt of a plan ([`run_attempt`], [`Attempt`]), the
 //! survivors agreeing on who is left ([`regroup`], [`Watch`]) and on the next
-//! attempt ([`next_attempt`]), and all of it attempt after attempt
-//! ([`run_recovering`]).
+//! attempt ([`next_attempt`]), how many losses a run may go on after
+//! ([`Losses`]), and all of it attempt after attempt ([`run_recovering`]).
 
 use graph_core::{Dag, NodeId, TaskGraph};
 
 use crate::{Error, Job};
 
 pub use crate::heartbeat::Watch;
+pub use crate::losses::Losses;
 pub use crate::recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recovering};
 pub use crate::regroup::{Regrouped, regroup};
 pub use crate::run::{Attempt, Leftovers, Stopped, run_attempt, run_keeping};

@@ -16,10 +16,11 @@ use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
 use super::args::Args;
 use super::local::priorities_for;
-use super::recovery::{self, Instruction, ToWorker};
+use super::protocol::{self, Instruction, ToWorker};
 use super::report::{Across, Recovered, RunReport};
 use crate::assign::{AssignReport, Placer, place};
-use crate::signals::{INTERRUPTED, on_signal, stop};
+use crate::exit::INTERRUPTED;
+use crate::signals::{on_signal, stop};
 
 /// Where a process of a run across hosts finds the run's shared secret
 /// (unless `--secret-file` says).
@@ -121,7 +122,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
             };
             // What this process holds goes to the supervisor, which says how
             // the run goes on (or closes the pipe: it does not).
-            let report = recovery::Report {
+            let report = protocol::Report {
                 finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
                 held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
                 silent: match &error {
@@ -130,7 +131,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
                 },
             };
             let line = serde_json::to_string(&report)?;
-            writeln!(std::io::stderr(), "{}{line}", recovery::REPORT)?;
+            writeln!(std::io::stderr(), "{}{line}", protocol::REPORT)?;
             let Ok(next) = instructions.recv() else {
                 return Err(error.into());
             };
@@ -155,7 +156,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
                     plan.recomputed,
                     plan.fetch.len()
                 );
-                writeln!(std::io::stderr(), "{}{note}", recovery::NOTE)?;
+                writeln!(std::io::stderr(), "{}{note}", protocol::NOTE)?;
             }
             recovered.attempts = next.attempt;
             recovered.lost_processes = next.lost_processes;
@@ -364,12 +365,12 @@ fn member(
     secure(cluster, args)
 }
 
-/// Says on standard error, every [`recovery::PROGRESS_EVERY`], which tasks
+/// Says on standard error, every [`protocol::PROGRESS_EVERY`], which tasks
 /// this process has run since it last said, for its supervisor.
 fn report_progress(progress: graph_distributed::Progress) {
     std::thread::spawn(move || {
         loop {
-            std::thread::sleep(recovery::PROGRESS_EVERY);
+            std::thread::sleep(protocol::PROGRESS_EVERY);
             let ran: Vec<u32> = progress.take().iter().map(|n| n.as_u32()).collect();
             if ran.is_empty() {
                 continue;
@@ -377,7 +378,7 @@ fn report_progress(progress: graph_distributed::Progress) {
             let Ok(line) = serde_json::to_string(&ran) else {
                 continue;
             };
-            if writeln!(std::io::stderr(), "{}{line}", recovery::PROGRESS).is_err() {
+            if writeln!(std::io::stderr(), "{}{line}", protocol::PROGRESS).is_err() {
                 break;
             }
         }

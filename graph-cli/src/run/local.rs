@@ -10,8 +10,9 @@ use graph_exec::{
 
 use super::args::Args;
 use super::report::RunReport;
+use crate::exit::INTERRUPTED;
 use crate::progress::Progress;
-use crate::signals::{INTERRUPTED, on_signal, stop};
+use crate::signals::{on_signal, stop};
 
 /// The run on this machine's cores.
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {

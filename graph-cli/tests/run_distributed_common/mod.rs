@@ -9,6 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../../src/procfs.rs"]
+mod procfs;
+
+#[allow(unused_imports, reason = "each test binary reads some")]
+pub(crate) use procfs::{alive, children_of, eventually, has_connected};
+
 /// A secret for the hand-started processes of a test.
 pub const SECRET: &str = "a secret the test's processes share";
 
@@ -154,58 +160,11 @@ pub fn signal(pid: u32, signal: &str) {
     assert!(status.success(), "kill {signal} {pid}");
 }
 
-/// The pids of `parent`'s children (Linux).
-pub fn children_of(parent: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|pid| pid.parse().unwrap())
-        .collect()
-}
-
-/// Whether process `pid` still runs (not gone, not a zombie).
-pub fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.chars().next());
-        state != Some('Z') && state != Some('X')
-    })
-}
-
-/// How many sockets process `pid` has open (Linux).
-pub fn sockets_of(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| {
-                    std::fs::read_link(e.path())
-                        .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
-
-/// Waits until `condition` holds, at most `limit`; whether it did.
-pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if condition() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    condition()
-}
-
 /// Waits until process `pid` of a run of two has finished connecting to
-/// the other: connecting, it has at most its listener and two connections
-/// (data and heartbeat); then copies of them are made for the run.
+/// the other.
 pub fn wait_connected(pid: u32) {
     assert!(
-        eventually(Duration::from_secs(30), || sockets_of(pid) > 3),
+        eventually(Duration::from_secs(30), || has_connected(pid, 2)),
         "process {pid} did not connect"
     );
 }
