@@ -25,6 +25,7 @@
 #![doc = include_str!("../tests/crate_example.rs")]
 //! ```
 
+mod cancel;
 mod dag;
 mod error;
 #[cfg(feature = "files")]
@@ -48,6 +49,7 @@ pub mod testing;
 mod topology;
 mod value;
 
+pub use cancel::CancelHandle;
 pub use dag::Dag;
 pub use error::Error;
 pub use graph::{Body, Task, TaskGraph, TaskGraphBuilder};

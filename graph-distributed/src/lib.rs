@@ -15,19 +15,22 @@
 //! `graph-exec`'s compiled tasks). Placement and priorities are plain data
 //! (`graph-assign` and `graph-order` give them, or anything else).
 //!
-//! Processes of a run prove to each other that they know a shared secret
+//! The processes connect through [`transport`] (the `graph-transport`
+//! crate): they prove to each other that they know a shared secret
 //! ([`Cluster::with_secret`]) and agree on a fingerprint of the whole job,
 //! task bodies included, before any data moves; a stranger's connection is
 //! dropped and the process goes on waiting for the real one.
 //!
 //! A failing task stops every worker and comes back from every process as
 //! [`Error::Task`], naming its key, op and worker; a process that dies ends
-//! the run in the others with [`Error::Lost`], and one that stops answering
-//! (frozen, or cut off) with [`Error::Silent`] after the heartbeat timeout,
-//! never a hang. Every frame that arrives on a data connection is checked
-//! before timely reads it: one its sender could not have sent (garbage, a
-//! length past [`MAX_FRAME`]) ends the run with [`Error::Malformed`], and
-//! one that stops arriving midway with [`Error::Stalled`].
+//! the run in the others with [`transport::Error::Lost`], and one that
+//! stops answering (frozen, or cut off) with [`transport::Error::Silent`]
+//! after the heartbeat timeout, never a hang. Every frame that arrives on a
+//! data connection is checked before timely reads it: one its sender could
+//! not have sent (garbage, a length past [`MAX_FRAME`]) ends the run with
+//! [`transport::Error::Malformed`], and one that stops arriving midway with
+//! [`transport::Error::Stalled`]. [`Error::kind`] alone says which errors
+//! are losses ([`ErrorKind`]).
 //!
 //! After a loss the survivors can go on: [`run_keeping`](recovery::run_keeping) gives back what
 //! each still holds ([`Leftovers`](recovery::Leftovers)), [`plan_recovery`](recovery::plan_recovery) says what a further
@@ -40,34 +43,31 @@
 //! gathers the others' reports and tells each the next attempt's
 //! [`Cluster`]; [`run_recovering`](recovery::run_recovering) does all of it, attempt after attempt.
 
-mod cluster;
-mod connect;
 mod error;
 mod fingerprint;
-mod frames;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
-mod handshake;
-mod heartbeat;
 mod job;
 mod losses;
 mod message;
 mod prepared;
-mod progress;
 mod recovering;
 pub mod recovery;
-mod regroup;
 mod run;
 mod runner;
 mod transfer;
 
-pub use cluster::{Cluster, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
-pub use error::{ClusterProblem, Error, HandshakeProblem, HostfileProblem, Stray};
-pub use frames::MAX_FRAME;
-pub use graph_exec::CancelHandle;
+pub use error::{Error, ErrorKind};
+pub use graph_core::CancelHandle;
+/// The processes' connections, heartbeats and regrouping, on which the run
+/// goes; its errors are [`Error::Transport`]'s.
+pub use graph_transport as transport;
+pub use graph_transport::{
+    Cluster, ClusterProblem, HandshakeProblem, HostfileProblem, MAX_FRAME, MAX_PROCESSES,
+    MAX_WORKERS, MIN_SECRET_BYTES, Progress, Stray,
+};
 pub use job::Job;
 pub use prepared::PreparedGraph;
-pub use progress::Progress;
 pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, quiet_timely_panics, run};
 pub use runner::Runner;
 

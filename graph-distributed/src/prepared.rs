@@ -10,7 +10,7 @@ use graph_core::TaskGraph;
 ///
 /// A run across processes hashes every task's key, body, size and cost
 /// (about 55 ns a task), so that processes holding different graphs refuse
-/// to run together ([`Error::Handshake`](crate::Error::Handshake)).
+/// to run together ([`Error::Handshake`](crate::transport::Error::Handshake)).
 /// [`run`](crate::run) takes the graph as an `Arc<TaskGraph>` or as a
 /// `PreparedGraph`: the first run of a `PreparedGraph` across processes
 /// computes the digest and keeps it, and its clones share it, so that

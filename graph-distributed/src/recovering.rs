@@ -339,8 +339,10 @@ impl Report {
     /// The report of process `from` of an attempt of `processes`
     /// processes, on a graph of `tasks` tasks.
     fn decode(bytes: &[u8], tasks: usize, processes: usize, from: usize) -> Result<Report, Error> {
-        Report::read(&mut Words(bytes), tasks, processes).ok_or_else(|| Error::Regroup {
-            detail: format!("the report of process {from} cannot be read"),
+        Report::read(&mut Words(bytes), tasks, processes).ok_or_else(|| {
+            Error::from(graph_transport::Error::Regroup {
+                detail: format!("the report of process {from} cannot be read"),
+            })
         })
     }
 

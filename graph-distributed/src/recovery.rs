@@ -27,11 +27,10 @@ use graph_core::{Dag, NodeId, TaskGraph};
 
 use crate::{Error, Job};
 
-pub use crate::heartbeat::Watch;
 pub use crate::losses::Losses;
 pub use crate::recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recovering};
-pub use crate::regroup::{Regrouped, regroup};
 pub use crate::run::{Attempt, Leftovers, Stopped, run_attempt, run_keeping};
+pub use graph_transport::{Regrouped, Watch, regroup};
 
 /// What the processes of a run held when some of them were lost: which tasks
 /// had run, and which processes hold each result (its producer's, and any

@@ -18,11 +18,10 @@ use serde::{Deserialize, Serialize};
 use timely::communication::{Allocator, initialize_from};
 use timely::worker::{Config as WorkerConfig, Worker};
 
-use crate::cluster::Auth;
-use crate::connect::{Connected, connect};
-use crate::heartbeat::Monitor;
+use graph_transport::{Connected, Monitor, connect};
+
 use crate::prepared::PreparedGraph;
-use crate::{CancelHandle, Cluster, Error, Job, Runner};
+use crate::{CancelHandle, Cluster, Error, ErrorKind, Job, Runner};
 pub use attempt::{Attempt, Leftovers, Stopped};
 pub use timely_panics::quiet_timely_panics;
 use timely_panics::{broken_connection, disconnection};
@@ -115,13 +114,13 @@ pub struct WorkerStats {
 /// Before anything runs: a bad job ([`Error::PlacementLength`],
 /// [`Error::NoSuchWorker`], [`Error::PriorityCount`],
 /// [`Error::UnknownOutput`]), the graph's own [`Error::Graph`], a cluster
-/// of several processes with no secret ([`Error::NoSecret`]), or a cluster
-/// that does not come together ([`Error::Listen`], [`Error::ConnectTimeout`],
-/// [`Error::Handshake`]: among others, a process with another secret, or
+/// of several processes with no secret ([`transport::Error::NoSecret`](crate::transport::Error::NoSecret)), or a cluster
+/// that does not come together ([`transport::Error::Listen`](crate::transport::Error::Listen), [`transport::Error::ConnectTimeout`](crate::transport::Error::ConnectTimeout),
+/// [`transport::Error::Handshake`](crate::transport::Error::Handshake): among others, a process with another secret, or
 /// another job, [`HandshakeProblem::DifferentJob`](crate::HandshakeProblem::DifferentJob)).
 /// While running: the first failing task as [`Error::Task`] (its key, op
-/// and worker), in every process; [`Error::Lost`] when another process goes
-/// away, [`Error::Silent`] when one sends no heartbeat for the heartbeat
+/// and worker), in every process; [`transport::Error::Lost`](crate::transport::Error::Lost) when another process goes
+/// away, [`transport::Error::Silent`](crate::transport::Error::Silent) when one sends no heartbeat for the heartbeat
 /// timeout, [`Error::Interrupted`] when the cluster's
 /// [`CancelHandle`](crate::CancelHandle) is cancelled
 /// ([`Cluster::with_cancel`]).
@@ -201,8 +200,8 @@ where
 /// # Errors
 ///
 /// As [`run`], as [`Stopped::error`]; [`Stopped::leftovers`] is there when
-/// the error is the loss of another process ([`Error::Lost`],
-/// [`Error::Silent`], [`Error::Malformed`], [`Error::Stalled`],
+/// the error is the loss of another process ([`transport::Error::Lost`](crate::transport::Error::Lost),
+/// [`transport::Error::Silent`](crate::transport::Error::Silent), [`transport::Error::Malformed`](crate::transport::Error::Malformed), [`transport::Error::Stalled`](crate::transport::Error::Stalled),
 /// [`Error::Disconnected`]).
 pub fn run_keeping<V, F>(
     graph: impl Into<PreparedGraph>,
@@ -352,8 +351,8 @@ where
     // runs, so that they know it should it be lost.
     let told = (keep && cluster.processes() > 1).then(crate::Progress::new);
     let fingerprint = if cluster.processes() > 1 {
-        if *cluster.auth() == Auth::Unset {
-            return Err(Error::NoSecret.into());
+        if let Err(error) = cluster.check_secret() {
+            return Err(Error::from(error).into());
         }
         crate::fingerprint::fingerprint(&job, &prepared.digest())
     } else {
@@ -363,10 +362,10 @@ where
         builders,
         comms,
         monitor,
-    } = match connect(cluster, fingerprint, told.clone()) {
+    } = match connect(cluster, fingerprint, told.clone()).map_err(Error::from) {
         Ok(connected) => connected,
         // Nothing ran: what this process holds is what it was to feed in.
-        Err(error) if keep && dataflow::is_loss(&error) => {
+        Err(error) if keep && error.kind().is_loss() => {
             let held = values.into_iter().flatten().collect();
             return Err(Stopped {
                 error,
@@ -495,7 +494,7 @@ where
         Some(err) => err,
         None => return Ok(outcome),
     };
-    let leftovers = (keep && dataflow::is_loss(&error)).then(|| {
+    let leftovers = (keep && error.kind().is_loss()).then(|| {
         let mut leftovers = Leftovers::merge(std::mem::take(
             &mut *shared
                 .leftovers
@@ -513,16 +512,12 @@ where
 /// interruption more than what it causes in the others, and a process that
 /// is named more than one that is not.
 fn weight(err: &Error) -> u8 {
-    match err {
-        Error::Task { .. } | Error::WorkerFailed { .. } => 0,
-        Error::Interrupted => 1,
-        Error::Silent { .. }
-        | Error::Lost { .. }
-        | Error::PeerFailed { .. }
-        | Error::Malformed { .. }
-        | Error::Stalled { .. } => 2,
-        Error::Disconnected { .. } => 4,
-        _ => 3,
+    match err.kind() {
+        ErrorKind::Task => 0,
+        ErrorKind::Interrupted => 1,
+        ErrorKind::Loss | ErrorKind::PeerFailed => 2,
+        ErrorKind::Other => 3,
+        ErrorKind::Disconnected => 4,
     }
 }
 
@@ -665,10 +660,9 @@ impl<V> Shared<V> {
     fn failed_on_its_own(&self) -> bool {
         let results = self.results.lock().unwrap_or_else(PoisonError::into_inner);
         results.iter().flatten().any(|result| {
-            result.as_ref().is_err_and(|err| {
-                !dataflow::is_loss(err)
-                    && !matches!(err, Error::Interrupted | Error::PeerFailed { .. })
-            })
+            result
+                .as_ref()
+                .is_err_and(|err| matches!(err.kind(), ErrorKind::Task | ErrorKind::Other))
         })
     }
 
@@ -685,7 +679,7 @@ impl<V> Shared<V> {
         }
         let monitor = self.monitor.as_ref()?;
         if monitor.tripped() {
-            monitor.problem()
+            monitor.problem().map(Error::from)
         } else {
             None
         }

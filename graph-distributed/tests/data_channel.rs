@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::{member, run_exec};
 use graph_core::{TaskGraph, Term};
+use graph_distributed::transport::Error as Transport;
 use graph_distributed::{Error, Job};
 
 /// How long a process idles in a task while the relay tampers.
@@ -147,19 +148,22 @@ fn garbage_on_the_data_connection_stops_both_processes_naming_the_sender() {
     // No 'G' in it, so that the heartbeat connection takes it for beats.
     let (first, second) = tampered("127.0.0.3", vec![0xA5; 4096]);
     assert!(
-        matches!(&first, Error::Malformed { process: 1, problem, .. } if problem.contains("announces")),
+        matches!(&first, Error::Transport(Transport::Malformed { process: 1, problem, .. }) if problem.contains("announces")),
         "{first}"
     );
     assert!(first.to_string().contains("malformed frame"), "{first}");
     // Process 1 sees process 0 hang up on it.
-    assert!(!matches!(second, Error::Malformed { .. }), "{second}");
+    assert!(
+        !matches!(second, Error::Transport(Transport::Malformed { .. })),
+        "{second}"
+    );
 }
 
 #[test]
 fn a_frame_announcing_more_than_the_limit_is_refused_before_its_body() {
     let (first, _) = tampered("127.0.0.4", header(1 << 63));
     assert!(
-        matches!(&first, Error::Malformed { process: 1, problem, .. }
+        matches!(&first, Error::Transport(Transport::Malformed { process: 1, problem, .. })
             if problem.contains(&format!("announces {} bytes", 1_u64 << 63))),
         "{first}"
     );
@@ -170,7 +174,7 @@ fn a_frame_that_stalls_is_noticed_like_a_silent_peer() {
     // A header for 1 MiB, and nothing after it, while the heartbeats go on.
     let (first, _) = tampered("127.0.0.5", header(1 << 20));
     assert!(
-        matches!(&first, Error::Stalled { process: 1, waited, .. } if *waited >= Duration::from_secs(1)),
+        matches!(&first, Error::Transport(Transport::Stalled { process: 1, waited, .. }) if *waited >= Duration::from_secs(1)),
         "{first}"
     );
     assert!(

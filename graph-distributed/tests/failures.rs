@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{loopback, member, nobody_at, run_exec, run_processes};
 use graph_core::{TaskGraph, Term};
+use graph_distributed::transport::Error as Transport;
 use graph_distributed::{Cluster, Error, HandshakeProblem, Job, run};
 
 /// A chain of ten `inc`s from 0 whose sixth task divides by zero, beside an
@@ -124,7 +125,7 @@ fn a_process_alone_gives_up_after_its_connect_timeout() {
     let err = run_exec(&graph, job, &cluster).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
-        matches!(&err, Error::ConnectTimeout { process: 0, address, .. } if *address == addresses[0]),
+        matches!(&err, Error::Transport(Transport::ConnectTimeout { process: 0, address, .. }) if *address == addresses[0]),
         "{err}"
     );
 }
@@ -148,10 +149,10 @@ fn processes_running_different_jobs_do_not_connect() {
         assert!(
             matches!(
                 &err,
-                Error::Handshake {
+                Error::Transport(Transport::Handshake {
                     problem: HandshakeProblem::DifferentJob { .. },
                     ..
-                }
+                })
             ),
             "{err}"
         );

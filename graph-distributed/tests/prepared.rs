@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::{loopback, member, oracle};
 use graph_core::{NodeId, TaskGraph, Term};
+use graph_distributed::transport::Error as Transport;
 use graph_distributed::{Error, HandshakeProblem, Job, Outcome, PreparedGraph, run};
 use graph_exec::{CompiledGraph, OpRegistry, Request, Tagged};
 
@@ -85,10 +86,10 @@ fn a_kept_digest_still_tells_graphs_apart() {
             assert!(
                 matches!(
                     &err,
-                    Error::Handshake {
+                    Error::Transport(Transport::Handshake {
                         problem: HandshakeProblem::DifferentJob { .. },
                         ..
-                    }
+                    })
                 ),
                 "{err}"
             );

@@ -20,6 +20,7 @@ use graph_core::{NodeId, TaskGraph};
 use graph_distributed::recovery::{
     Attempt, Holdings, plan_recovery, regroup, run_attempt, run_keeping, run_recovering,
 };
+use graph_distributed::transport::Error as Transport;
 use graph_distributed::{CancelHandle, Error, Job, Runner, RunnerError};
 use graph_exec::TaskFailure;
 use recovery_common::{Mix, oracle};
@@ -120,8 +121,8 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
         assert!(
             matches!(
                 stopped.error,
-                Error::Lost { process: 2, .. }
-                    | Error::Silent { process: 2, .. }
+                Error::Transport(Transport::Lost { process: 2, .. })
+                    | Error::Transport(Transport::Silent { process: 2, .. })
                     | Error::Disconnected { .. }
             ),
             "process {process}: {}",

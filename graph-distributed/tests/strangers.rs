@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::{SECRET, loopback, member, run_exec};
 use graph_core::{TaskGraph, Term};
+use graph_distributed::transport::Error as Transport;
 use graph_distributed::{Cluster, ClusterProblem, Error, HandshakeProblem, Job};
 use graph_exec::{Dynamic, Tagged};
 
@@ -65,11 +66,11 @@ fn a_stranger_with_another_secret_is_refused_and_the_run_goes_on() {
     assert!(
         matches!(
             &err,
-            Error::Handshake {
+            Error::Transport(Transport::Handshake {
                 process: Some(0),
                 problem: HandshakeProblem::WrongSecret,
                 ..
-            }
+            })
         ),
         "{err}"
     );
@@ -120,11 +121,11 @@ fn dropped_connections_are_reported_when_the_peer_never_comes() {
     let mut garbage = TcpStream::connect(&addresses[0]).unwrap();
     garbage.write_all(&[b'x'; 88]).unwrap();
     let err = first.join().unwrap().unwrap_err();
-    let Error::ConnectTimeout {
+    let Error::Transport(Transport::ConnectTimeout {
         process: 1,
         dropped_count,
         ..
-    } = &err
+    }) = &err
     else {
         panic!("{err}");
     };
@@ -151,7 +152,10 @@ fn several_processes_need_a_secret_or_leave_to_run_without() {
     let (graph, job) = sum(1);
     let bare = Cluster::new(addresses.clone(), 0, 1).unwrap();
     let err = run_exec(&graph, job.clone(), &bare).unwrap_err();
-    assert!(matches!(err, Error::NoSecret), "{err}");
+    assert!(
+        matches!(err, Error::Transport(Transport::NoSecret)),
+        "{err}"
+    );
     let err = Cluster::new(addresses.clone(), 0, 1)
         .unwrap()
         .with_secret(b"short")
@@ -198,10 +202,10 @@ fn several_processes_need_a_secret_or_leave_to_run_without() {
     assert!(
         matches!(
             &err,
-            Error::Handshake {
+            Error::Transport(Transport::Handshake {
                 problem: HandshakeProblem::WrongSecret,
                 ..
-            }
+            })
         ),
         "{err}"
     );
@@ -230,10 +234,10 @@ fn processes_with_other_task_bodies_refuse_to_run_together() {
         assert!(
             matches!(
                 &err,
-                Error::Handshake {
+                Error::Transport(Transport::Handshake {
                     problem: HandshakeProblem::DifferentJob { .. },
                     ..
-                }
+                })
             ),
             "process {process}: {err}"
         );
@@ -251,7 +255,7 @@ fn a_run_has_at_most_so_many_processes_and_workers() {
     assert!(
         matches!(
             err,
-            Error::Cluster {
+            Transport::Cluster {
                 problem: ClusterProblem::TooManyWorkers {
                     processes: 2,
                     threads: 600,

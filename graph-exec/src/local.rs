@@ -2,11 +2,10 @@
 //! a static ordering, freeing every intermediate result as soon as it can.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
+use graph_core::{CancelHandle, Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
 use crate::scheduler::{OrderProfile, Scheduler, SchedulerConfig, Startable, run_order};
@@ -35,37 +34,6 @@ pub trait Callbacks: Sync {
         let _ = failed;
     }
 }
-
-/// Stops a run from another thread: no new task starts, running ones finish,
-/// and the run returns [`Error::Cancelled`].
-#[derive(Clone, Debug, Default)]
-pub struct CancelHandle(Arc<AtomicBool>);
-
-impl CancelHandle {
-    /// A handle that has not been cancelled.
-    pub fn new() -> CancelHandle {
-        CancelHandle::default()
-    }
-
-    /// Cancels every run that holds this handle.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether [`CancelHandle::cancel`] was called.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// Two handles are equal when they are clones of one.
-impl PartialEq for CancelHandle {
-    fn eq(&self, other: &CancelHandle) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for CancelHandle {}
 
 /// Options of one [`LocalExecutor::run`]; `Default` runs in a depth-first
 /// post-order with no callbacks.

@@ -14,17 +14,22 @@ fn root() -> PathBuf {
 
 /// The layering: each crate of the workspace, and the siblings it may
 /// depend on (a sibling may always be a dev-dependency, for tests). The
-/// algorithm crates build on `graph-core` alone; the runtime across processes
-/// builds on the executor's core; the pictures on the order, the placement
+/// algorithm crates build on `graph-core` alone, and so do the processes'
+/// connections; the runtime across processes builds on them and on the
+/// executor's core; the pictures on the order, the placement
 /// and the stage plan; the bindings and the command sit on top.
-const LAYERS: [(&str, &[&str]); 11] = [
+const LAYERS: [(&str, &[&str]); 12] = [
     ("graph-core", &[]),
     ("graph-order", &["graph-core"]),
     ("graph-optimize", &["graph-core"]),
     ("graph-rewrite", &["graph-core"]),
     ("graph-exec", &["graph-core"]),
     ("graph-assign", &["graph-core"]),
-    ("graph-distributed", &["graph-core", "graph-exec"]),
+    ("graph-transport", &["graph-core"]),
+    (
+        "graph-distributed",
+        &["graph-core", "graph-exec", "graph-transport"],
+    ),
     (
         "graph-viz",
         &[

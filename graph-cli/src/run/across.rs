@@ -11,6 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use graph_core::{Key, NodeId, TaskGraph};
 use graph_distributed::recovery::{Holdings, Recovering, Stopped};
+use graph_distributed::transport::{Error as Transport, ProcessList};
 use graph_distributed::{CancelHandle, Cluster, ClusterProblem, Error, Job, Runner, RunnerError};
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
@@ -126,7 +127,7 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
                 finished: leftovers.finished().iter().map(|n| n.as_u32()).collect(),
                 held: leftovers.held().iter().map(|(n, _)| n.as_u32()).collect(),
                 silent: match &error {
-                    Error::Silent { process, .. } => vec![*process],
+                    Error::Transport(Transport::Silent { process, .. }) => vec![*process],
                     _ => Vec::new(),
                 },
             };
@@ -254,9 +255,9 @@ fn shrinking(
                         "attempt {attempt} goes on with processes {} of the hostfile, without \
                          process{} {} (this one is now process {process}); {} had run {lost_ran} \
                          tasks, as far as the survivors heard",
-                        list(survivors),
+                        ProcessList(survivors),
                         if lost.len() == 1 { "" } else { "es" },
-                        list(lost),
+                        ProcessList(lost),
                         if lost.len() == 1 { "it" } else { "they" },
                     )
                 }
@@ -284,7 +285,7 @@ fn shrinking(
             "process{} {} {} lost: more losses than --retries {retries} allows; the run was \
              abandoned",
             if lost.len() == 1 { "" } else { "es" },
-            list(&lost),
+            ProcessList(&lost),
             if lost.len() == 1 { "was" } else { "were" }
         ),
         Err(err) => Err(err.into()),
@@ -296,44 +297,47 @@ fn shrinking(
 fn in_hostfile_numbers(error: &Error, numbers: &[usize]) -> String {
     let number = |process: usize| numbers.get(process).copied().unwrap_or(process);
     let address = String::clone;
+    let Error::Transport(error) = error else {
+        return error.to_string();
+    };
     match error {
-        Error::Lost {
+        Transport::Lost {
             process,
             address: at,
-        } => Error::Lost {
+        } => Transport::Lost {
             process: number(*process),
             address: address(at),
         },
-        Error::Silent {
+        Transport::Silent {
             process,
             address: at,
             waited,
-        } => Error::Silent {
+        } => Transport::Silent {
             process: number(*process),
             address: address(at),
             waited: *waited,
         },
-        Error::PeerFailed {
+        Transport::PeerFailed {
             process,
             address: at,
-        } => Error::PeerFailed {
+        } => Transport::PeerFailed {
             process: number(*process),
             address: address(at),
         },
-        Error::Malformed {
+        Transport::Malformed {
             process,
             address: at,
             problem,
-        } => Error::Malformed {
+        } => Transport::Malformed {
             process: number(*process),
             address: address(at),
             problem: problem.clone(),
         },
-        Error::Stalled {
+        Transport::Stalled {
             process,
             address: at,
             waited,
-        } => Error::Stalled {
+        } => Transport::Stalled {
             process: number(*process),
             address: address(at),
             waited: *waited,
@@ -341,12 +345,6 @@ fn in_hostfile_numbers(error: &Error, numbers: &[usize]) -> String {
         other => return other.to_string(),
     }
     .to_string()
-}
-
-/// `0, 2, 3`.
-fn list(processes: &[usize]) -> String {
-    let texts: Vec<String> = processes.iter().map(usize::to_string).collect();
-    texts.join(", ")
 }
 
 /// Process `process` of the run that `hostfile` lists, with this run's
@@ -426,7 +424,7 @@ fn secure(cluster: Cluster, args: &Args) -> anyhow::Result<Cluster> {
         );
     };
     match cluster.with_secret(secret) {
-        Err(Error::Cluster {
+        Err(Transport::Cluster {
             problem: ClusterProblem::ShortSecret { bytes, min },
         }) => bail!(
             "the secret in {source} has {bytes} bytes, too few to keep strangers out: \
@@ -573,19 +571,19 @@ mod tests {
     fn after_a_regroup_processes_are_named_by_their_hostfile_numbers() {
         // Attempt 2 of processes 1, 2, 3 of the hostfile: its process 0 is
         // the hostfile's process 1, which the next line names so.
-        let lost = Error::Lost {
+        let lost = Error::from(Transport::Lost {
             process: 0,
             address: "127.0.0.1:7001".to_owned(),
-        };
+        });
         assert_eq!(
             in_hostfile_numbers(&lost, &[1, 2, 3]),
             "process 1 (127.0.0.1:7001) went away before the run finished (did it die?)"
         );
-        let silent = Error::Silent {
+        let silent = Error::from(Transport::Silent {
             process: 2,
             address: "127.0.0.1:7003".to_owned(),
             waited: std::time::Duration::from_secs(2),
-        };
+        });
         assert!(in_hostfile_numbers(&silent, &[1, 2, 3]).starts_with("process 3 (127.0.0.1:7003)"));
         assert_eq!(
             in_hostfile_numbers(&Error::Interrupted, &[1, 2, 3]),

@@ -57,8 +57,9 @@ pub(super) enum Step {
 }
 
 /// The supervisor's side of going on after lost processes (see
-/// [`recovery`]): which workers were lost in the current attempt, and the
-/// next attempt once every survivor has reported what it holds.
+/// [`graph_distributed::recovery`]): which workers were lost in the current
+/// attempt, and the next attempt once every survivor has reported what it
+/// holds.
 pub(super) struct Recovery {
     /// The processes lost, by their first numbers, against `--retries`.
     losses: Losses,

@@ -130,7 +130,7 @@ pub(super) fn work<V: timely::ExchangeData + Clone>(
             // this worker holds is needed by no further attempt.
             Ok(Turn::Done) => break,
             Ok(Turn::Stop(err)) => {
-                if is_loss(&err) {
+                if err.kind().is_loss() {
                     shared.keep_leftovers(|| state.leftovers());
                 }
                 return Err(err);
@@ -153,21 +153,6 @@ enum Turn {
     Done,
     /// The run stops early.
     Stop(crate::Error),
-}
-
-/// Whether `err` is the loss of another process (dead, silent, or cut off
-/// by what it sent), after which the survivors can go on.
-pub(super) fn is_loss(err: &crate::Error) -> bool {
-    use crate::Error;
-    matches!(
-        err,
-        Error::Lost { .. }
-            | Error::LostWhileConnecting
-            | Error::Silent { .. }
-            | Error::Malformed { .. }
-            | Error::Stalled { .. }
-            | Error::Disconnected { .. }
-    )
 }
 
 /// A worker's runner in an attempt after a loss: the results fed in are

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use crate::Error;
-use crate::heartbeat::Monitor;
+use graph_transport::Monitor;
 
 /// What a panic in a worker thread means for the run when it comes from
 /// timely's communication layer: a broken connection.
@@ -26,7 +26,7 @@ const LOSS_HEARD_WITHIN: std::time::Duration = std::time::Duration::from_millis(
 /// connection it was). The heartbeats' word if they have one within
 /// [`LOSS_HEARD_WITHIN`]; else the process at the other end of the first
 /// connection that timely's threads found broken since `started`, as
-/// [`Error::Lost`]; else the disconnection as it is.
+/// [`graph_transport::Error::Lost`]; else the disconnection as it is.
 pub(super) fn broken_connection(
     detail: String,
     monitor: Option<&Monitor>,
@@ -37,7 +37,7 @@ pub(super) fn broken_connection(
         let deadline = Instant::now() + LOSS_HEARD_WITHIN;
         loop {
             if let Some(problem) = monitor.problem() {
-                return problem;
+                return problem.into();
             }
             if Instant::now() >= deadline {
                 break;
@@ -46,10 +46,11 @@ pub(super) fn broken_connection(
         }
     }
     match broken::first_since(started) {
-        Some(process) if process < addresses.len() => Error::Lost {
+        Some(process) if process < addresses.len() => graph_transport::Error::Lost {
             process,
             address: addresses[process].clone(),
-        },
+        }
+        .into(),
         _ => Error::Disconnected { detail },
     }
 }
@@ -101,7 +102,7 @@ mod broken {
 
 /// Keeps the panics of timely's threads (and of its teardown of
 /// connections) off standard error: they panic when a connection breaks,
-/// and a run reports that as an error of its own ([`Error::Lost`],
+/// and a run reports that as an error of its own ([`transport::Error::Lost`](crate::transport::Error::Lost),
 /// [`Error::Disconnected`]). Other panics are printed as before. Call it
 /// once, early, in a process that runs across processes.
 pub fn quiet_timely_panics() {

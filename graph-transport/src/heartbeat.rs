@@ -84,7 +84,7 @@ impl Trip {
 }
 
 /// The heartbeats of one process of a run, and what they tell.
-pub(crate) struct Monitor {
+pub struct Monitor {
     shared: Arc<Shared>,
     /// Empty once handed to a [`Watch`].
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -191,7 +191,7 @@ impl Monitor {
     }
 
     /// Why the run must stop, once another process is silent or gone.
-    pub(crate) fn problem(&self) -> Option<Error> {
+    pub fn problem(&self) -> Option<Error> {
         self.shared.problem()
     }
 
@@ -202,30 +202,30 @@ impl Monitor {
 
     /// Whether the monitor tripped; cheap enough for every turn of a
     /// worker's loop.
-    pub(crate) fn tripped(&self) -> bool {
+    pub fn tripped(&self) -> bool {
         self.shared.tripped.load(Ordering::Relaxed)
     }
 
     /// Shuts the run's data connections down, so that timely's threads stop
     /// waiting on them: for a process whose workers stopped early.
-    pub(crate) fn shut_data(&self) {
+    pub fn shut_data(&self) {
         self.shared.shut_data();
     }
 
     /// Tells every other process that this one has finished its share.
-    pub(crate) fn goodbye(&self) {
+    pub fn goodbye(&self) {
         self.shared.say(GOODBYE);
     }
 
     /// Tells every other process that this one stopped with an error of its
     /// own, which ends the run for all.
-    pub(crate) fn failing(&self) {
+    pub fn failing(&self) {
         self.shared.say(FAILED);
     }
 
     /// The heartbeats, going on after the run: this process keeps beating,
     /// and the watch keeps telling which others are lost, until it drops.
-    pub(crate) fn watch(&self) -> Watch {
+    pub fn watch(&self) -> Watch {
         let threads =
             std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
         Watch(Box::new(Kept {
@@ -237,7 +237,7 @@ impl Monitor {
 
 /// The heartbeats of a run that stopped for the loss of another process,
 /// still going: this process goes on beating, so that the survivors take it
-/// for alive while they regroup ([`regroup`](crate::recovery::regroup)), and the
+/// for alive while they regroup ([`regroup`](crate::regroup)), and the
 /// watch tells which processes are lost by then. Dropping it stops the
 /// heartbeats.
 pub struct Watch(Box<Kept>);

@@ -36,19 +36,19 @@ const MAX_PENDING: usize = 64;
 const STRAYS_LISTED: usize = 3;
 
 /// What a process needs to run once connected.
-pub(crate) struct Connected {
+pub struct Connected {
     /// timely's allocators, one per worker thread of this process.
-    pub(crate) builders: Vec<AllocatorBuilder>,
+    pub builders: Vec<AllocatorBuilder>,
     /// What must outlive them (timely's communication threads).
-    pub(crate) comms: Box<dyn Any + Send>,
+    pub comms: Box<dyn Any + Send>,
     /// The heartbeats, across processes.
-    pub(crate) monitor: Option<Monitor>,
+    pub monitor: Option<Monitor>,
 }
 
 /// Connects this process to the others of `cluster`, all of them agreeing
 /// on the job's `fingerprint`; the heartbeats tell the others the tasks
 /// recorded in `told`.
-pub(crate) fn connect(
+pub fn connect(
     cluster: &Cluster,
     fingerprint: [u8; 32],
     told: Option<crate::Progress>,

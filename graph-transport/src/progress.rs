@@ -1,6 +1,7 @@
 //! `Progress`: the tasks a process's workers have run, as they run them, for
-//! whoever watches the run from outside (the `taskgraph` supervisor, which
-//! learns from it what a process had done before it was lost).
+//! whoever watches the run from outside (the other processes, through the
+//! heartbeats, and the `taskgraph` supervisor, which learn from it what a
+//! process had done before it was lost).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,29 +14,15 @@ use graph_core::NodeId;
 /// # Example
 ///
 /// ```
-/// use std::sync::Arc;
+/// use graph_core::NodeId;
+/// use graph_transport::{Cluster, Progress};
 ///
-/// use graph_core::{NodeId, TaskGraph, Term};
-/// use graph_distributed::{Cluster, Job, Progress, Runner, run};
-/// use graph_exec::TaskFailure;
-///
-/// struct One;
-///
-/// impl Runner for One {
-///     type Value = u64;
-///
-///     fn run(&mut self, _: NodeId, _: &mut dyn FnMut(NodeId) -> Option<u64>) -> Result<u64, TaskFailure> {
-///         Ok(1)
-///     }
-/// }
-///
-/// let graph = Arc::new(TaskGraph::builder().task("a", Term::lit(1)).build()?);
 /// let progress = Progress::new();
 /// let cluster = Cluster::local(1).with_progress(progress.clone());
-/// run(graph, Job::new([NodeId::new(0)], vec![0]), &cluster, |_, _| Ok(Box::new(One)))?;
+/// progress.ran(NodeId::new(0)); // as a worker of the run finishes a task
 /// assert_eq!(progress.take(), [NodeId::new(0)]);
 /// assert!(progress.take().is_empty());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # drop(cluster);
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Progress(Arc<Mutex<Vec<NodeId>>>);
@@ -52,7 +39,7 @@ impl Progress {
     }
 
     /// Records that `node` has run.
-    pub(crate) fn ran(&self, node: NodeId) {
+    pub fn ran(&self, node: NodeId) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

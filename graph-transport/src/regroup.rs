@@ -35,7 +35,7 @@ use sha2::{Digest, Sha256};
 use crate::Error;
 use crate::cluster::{Auth, Cluster};
 use crate::handshake::{self, Channel, HANDSHAKE_TIMEOUT, Hello, Key};
-use crate::recovery::Watch;
+use crate::heartbeat::Watch;
 
 /// A survivor's report, to the one that gathers.
 const JOIN: u8 = b'J';
@@ -72,7 +72,7 @@ pub struct Regrouped {
 /// processes still alive and agrees with them on who goes on: every
 /// survivor gets the same [`Regrouped`], with the next attempt's cluster
 /// and every survivor's `report` (any bytes: what it holds). `watch` is
-/// the stopped run's ([`Leftovers::take_watch`](crate::recovery::Leftovers::take_watch)), and
+/// the stopped run's ([`Monitor::watch`](crate::Monitor::watch)), and
 /// `round` counts the regroups of the run (the same on every process), so
 /// that a process of another round is not taken in.
 ///
@@ -92,35 +92,17 @@ pub struct Regrouped {
 /// # Examples
 ///
 /// ```no_run
-/// use std::sync::Arc;
-/// use graph_distributed::recovery::{regroup, run_keeping};
-/// use graph_distributed::{Cluster, Job};
-/// # use graph_core::NodeId;
-/// # use graph_distributed::{Runner, RunnerError};
-/// # use graph_exec::TaskFailure;
-/// # struct One;
-/// # impl Runner for One {
-/// #     type Value = u64;
-/// #     fn run(&mut self, _: NodeId, _: &mut dyn FnMut(NodeId) -> Option<u64>) -> Result<u64, TaskFailure> {
-/// #         Ok(1)
-/// #     }
-/// # }
-/// # fn make(_: &graph_core::TaskGraph, _: usize) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
-/// #     Ok(Box::new(One))
-/// # }
-/// # let graph = Arc::new(graph_core::generate::random_dag(10, 1));
-/// # let job = Job::new([], vec![0; 10]);
+/// use graph_transport::{Cluster, connect, regroup};
+///
 /// let cluster = Cluster::from_hostfile("hosts".as_ref(), 1, 2)?.with_secret("a secret of 16 bytes+")?;
-/// if let Err(stopped) = run_keeping(graph, job, &cluster, make, None) {
-///     if let Some(mut leftovers) = stopped.leftovers
-///         && let Some(watch) = leftovers.take_watch()
-///     {
-///         let report = format!("{}", leftovers.held().len());
-///         let regrouped = regroup(&cluster, &watch, 1, report.as_bytes())?;
-///         println!("going on with processes {:?}", regrouped.survivors);
-///     }
+/// let connected = connect(&cluster, [0; 32], None)?;
+/// // The run, on `connected.builders`, until a loss stops it; then:
+/// if let Some(monitor) = &connected.monitor {
+///     let watch = monitor.watch();
+///     let regrouped = regroup(&cluster, &watch, 1, b"what this process holds")?;
+///     println!("going on with processes {:?}", regrouped.survivors);
 /// }
-/// # Ok::<(), graph_distributed::Error>(())
+/// # Ok::<(), graph_transport::Error>(())
 /// ```
 pub fn regroup(
     cluster: &Cluster,

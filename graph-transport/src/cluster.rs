@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use graph_exec::CancelHandle;
+use graph_core::CancelHandle;
 
-use crate::Error;
 use crate::error::{ClusterProblem, HostfileProblem};
+use crate::{Error, Progress};
 
 /// How long a process waits for the others to connect, by default.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -49,7 +49,7 @@ pub const MIN_SECRET_BYTES: usize = 16;
 /// # Example
 ///
 /// ```
-/// use graph_distributed::Cluster;
+/// use graph_transport::Cluster;
 ///
 /// let local = Cluster::local(2);
 /// assert_eq!((local.processes(), local.workers()), (1, 2));
@@ -57,7 +57,7 @@ pub const MIN_SECRET_BYTES: usize = 16;
 /// let addresses = vec!["127.0.0.1:2101".to_string(), "127.0.0.1:2102".to_string()];
 /// let second = Cluster::new(addresses, 1, 4)?.with_secret(b"sixteen or more bytes")?;
 /// assert_eq!((second.processes(), second.process(), second.workers()), (2, 1, 8));
-/// # Ok::<(), graph_distributed::Error>(())
+/// # Ok::<(), graph_transport::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cluster {
@@ -69,7 +69,7 @@ pub struct Cluster {
     auth: Auth,
     cancel: Option<CancelHandle>,
     lost: Option<CancelHandle>,
-    progress: Option<crate::Progress>,
+    progress: Option<Progress>,
     /// Whether this is the cluster of an attempt after a loss (see
     /// [`Cluster::shrunk`]).
     after_loss: bool,
@@ -262,13 +262,15 @@ impl Cluster {
     }
 
     /// Watches `cancel` (a signal handler's, say): once it is cancelled,
-    /// every worker of this process stops at its next look, and
-    /// [`run`](crate::run) returns [`Error::Interrupted`].
+    /// a process still connecting stops with [`Error::Interrupted`], and a
+    /// run on the cluster (graph-distributed's) stops its workers at their
+    /// next look.
     ///
     /// # Example
     ///
     /// ```
-    /// use graph_distributed::{CancelHandle, Cluster};
+    /// use graph_core::CancelHandle;
+    /// use graph_transport::Cluster;
     ///
     /// let cancel = CancelHandle::new();
     /// let cluster = Cluster::local(2).with_cancel(cancel.clone());
@@ -285,23 +287,23 @@ impl Cluster {
     /// Watches `lost`, raised by whoever knows (a supervisor) that another
     /// process of the run was lost while the processes were still
     /// connecting: a process still connecting then stops waiting for it,
-    /// with [`Error::LostWhileConnecting`], a loss
-    /// ([`run_keeping`](crate::recovery::run_keeping) gives back what the process
-    /// holds). Once connected, a run notices a loss by itself.
+    /// with [`Error::LostWhileConnecting`], a loss (after which a run that
+    /// recovers gives back what the process holds). Once connected, the
+    /// heartbeats notice a loss by themselves.
     pub fn with_lost_signal(mut self, lost: CancelHandle) -> Cluster {
         self.lost = Some(lost);
         self
     }
 
     /// Records in `progress` every task this process's workers run, as
-    /// they finish (a supervisor's view of the run: see [`Progress`](crate::Progress)).
-    pub fn with_progress(mut self, progress: crate::Progress) -> Cluster {
+    /// they finish (a supervisor's view of the run: see [`Progress`]).
+    pub fn with_progress(mut self, progress: Progress) -> Cluster {
         self.progress = Some(progress);
         self
     }
 
     /// Where this process records the tasks it runs, if anywhere.
-    pub(crate) fn progress(&self) -> Option<&crate::Progress> {
+    pub fn progress(&self) -> Option<&Progress> {
         self.progress.as_ref()
     }
 
@@ -345,11 +347,39 @@ impl Cluster {
         self.auth == Auth::Insecure
     }
 
+    /// Whether the processes may connect as the cluster says: a cluster
+    /// of several processes needs a secret ([`Cluster::with_secret`]) or
+    /// leave to run without one ([`Cluster::insecure`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSecret`] for several processes with neither.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use graph_transport::{Cluster, Error};
+    ///
+    /// let two = Cluster::new(vec!["127.0.0.1:2101".into(), "127.0.0.1:2102".into()], 0, 1)?;
+    /// assert!(matches!(two.check_secret(), Err(Error::NoSecret)));
+    /// assert!(two.insecure().check_secret().is_ok());
+    /// assert!(Cluster::local(4).check_secret().is_ok());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn check_secret(&self) -> Result<(), Error> {
+        if self.processes() > 1 && self.auth == Auth::Unset {
+            return Err(Error::NoSecret);
+        }
+        Ok(())
+    }
+
     pub(crate) fn auth(&self) -> &Auth {
         &self.auth
     }
 
-    pub(crate) fn cancel(&self) -> Option<&CancelHandle> {
+    /// The handle that stops this process's run, if one was given
+    /// ([`Cluster::with_cancel`]).
+    pub fn cancel(&self) -> Option<&CancelHandle> {
         self.cancel.as_ref()
     }
 
