@@ -14,6 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use graph_core::{NodeId, TaskGraph, Topology};
+use graph_exec::scheduler::Ranking;
 use serde::{Deserialize, Serialize};
 use timely::communication::{Allocator, initialize_from};
 use timely::worker::{Config as WorkerConfig, Worker};
@@ -388,10 +389,11 @@ where
                 .collect()
         })
         .collect();
-    let ranks = match job.priorities() {
-        Some(priorities) => priorities.to_vec(),
+    // Each worker thread follows the order among its own tasks exactly.
+    let ranking = Ranking::exact(match job.priorities() {
+        Some(priorities) => priorities.to_vec().into(),
         None => (0..graph.len() as u32).collect(),
-    };
+    });
     let worker_memory_limit = job
         .memory_limit()
         .map(|bytes| bytes / cluster.threads() as u64);
@@ -412,7 +414,7 @@ where
         is_output,
         first_worker,
         mine,
-        ranks,
+        ranking,
         make_runner,
         attempt_topology,
         keep,
@@ -541,7 +543,7 @@ struct Shared<V> {
     /// Per worker thread of this process: whether it runs each node.
     mine: Vec<Vec<bool>>,
     /// Per node: its priority among the ready tasks of its worker.
-    ranks: Vec<u32>,
+    ranking: Ranking<'static>,
     make_runner: Box<MakeRunner<V>>,
     /// In an attempt after a loss, the graph's topology with the fetched
     /// results as sources (they are fed in, not computed: what they were

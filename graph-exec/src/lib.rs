@@ -45,12 +45,12 @@ mod local;
 pub mod memory;
 mod order;
 mod plan;
+pub mod pool;
 mod rank_set;
 mod registry;
 mod request;
 pub mod scheduler;
 mod sequential;
-mod startable;
 pub mod store;
 mod value;
 

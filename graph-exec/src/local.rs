@@ -2,13 +2,12 @@
 //! a static ordering, freeing every intermediate result as soon as it can.
 
 use std::borrow::Cow;
-use std::sync::{Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use graph_core::{CancelHandle, Dag, Key, NodeId, TaskGraph, Topology};
 
 use crate::plan::{Failure, OpTime, Plan, Stats, merge_times};
-use crate::scheduler::{OrderProfile, Scheduler, SchedulerConfig, Startable, run_order};
+use crate::pool::{Pace, Pool, Step, Work};
+use crate::scheduler::{Priorities, Ranking, Scheduler};
 use crate::store::ResultStore;
 use crate::{Error, OpRegistry, Request, Run, TaskValue};
 
@@ -235,49 +234,32 @@ impl LocalExecutor {
         // bytes (and one result per thread) of it, or where no size is
         // known of its max pressure (and a few), and within the memory
         // limit.
-        let (ranks, profile) = if n_threads == 1 {
-            (priorities, None)
+        let priorities = if default_order {
+            Priorities::Ranks(priorities)
         } else {
-            let ranks = if default_order {
-                priorities
-            } else {
-                Cow::Owned(run_order(&sched, &needed, &priorities)?)
-            };
-            let profile = OrderProfile::new(
-                plan.topology,
-                &sched,
-                &needed,
-                &ranks,
-                &expected_bytes,
-                std::mem::size_of::<T>() as u64,
-            );
-            (ranks, Some(profile))
+            Priorities::Any(priorities)
         };
-        let held_limit = profile
-            .as_ref()
-            .map(|profile| profile.held_limit(n_threads));
-        let scheduler = Scheduler::new(&SchedulerConfig {
-            data: plan.topology,
-            sched: &sched,
-            needed: &needed,
-            mine: None,
-            ranks: &ranks,
-            held_limit,
-            memory_limit: options.memory_limit,
-            expected_bytes: &expected_bytes,
-            kinds: &kinds,
-            measure_first: options.measure_first,
-        });
+        let ranking = Ranking::new(
+            plan.topology,
+            &sched,
+            &needed,
+            priorities,
+            &expected_bytes,
+            std::mem::size_of::<T>() as u64,
+            n_threads,
+        )?;
+        let mut config = ranking.config(plan.topology, &sched, &needed);
+        config.memory_limit = options.memory_limit;
+        config.expected_bytes = &expected_bytes;
+        config.kinds = &kinds;
+        config.measure_first = options.measure_first;
         let shared = Shared {
             plan: &plan,
-            state: Mutex::new(State {
-                scheduler,
-                idle: 0,
+            pool: Pool::new(State {
+                scheduler: Scheduler::new(&config),
                 stop: false,
                 error: None,
             }),
-            wake: Condvar::new(),
-            startable: Startable::default(),
             store: ResultStore::new(graph.len()),
             batch: if n_threads == 1 { 1 } else { BATCH },
             callbacks: options.callbacks,
@@ -295,10 +277,7 @@ impl LocalExecutor {
             tallies.extend(helpers.into_iter().filter_map(|h| h.join().ok()));
             tallies
         });
-        let state = shared
-            .state
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
+        let state = shared.pool.into_inner();
         if let Some(callbacks) = options.callbacks {
             callbacks.finish(state.error.is_some());
         }
@@ -319,29 +298,38 @@ impl LocalExecutor {
     }
 }
 
-/// The most tasks a worker takes at once, while its tasks are quick.
+/// The most tasks a worker takes at once, while its tasks are quick (see
+/// [`Pace`]).
 const BATCH: usize = 4;
 
-/// A task that takes longer than this makes its worker take one task at a
-/// time: taking several would hold back work an idle worker could start,
-/// for a saving (the lock taken once rather than a few times) that a task
-/// this long makes negligible.
-const QUICK_TASK: Duration = Duration::from_micros(20);
-
-/// What the workers share under one lock.
+/// What the workers share under the pool's lock.
 struct State<'t> {
     scheduler: Scheduler<'t>,
-    /// Workers asleep, waiting for a task.
-    idle: usize,
     stop: bool,
     error: Option<Error>,
 }
 
+impl Work for State<'_> {
+    fn is_stopped(&self) -> bool {
+        self.stop
+    }
+
+    fn stop(&mut self) {
+        self.stop = true;
+    }
+
+    fn has_next(&self) -> bool {
+        self.scheduler.has_next()
+    }
+
+    fn is_done(&self) -> bool {
+        self.scheduler.is_done()
+    }
+}
+
 struct Shared<'a, 'g, T> {
     plan: &'a Plan<'g, T>,
-    state: Mutex<State<'a>>,
-    wake: Condvar,
-    startable: Startable,
+    pool: Pool<State<'a>>,
     /// The results, in memory or spilled.
     store: ResultStore<T>,
     batch: usize,
@@ -358,10 +346,10 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             Ok(times) => times,
             Err(payload) => {
                 let message = crate::panic_message(payload.as_ref());
-                let mut state = lock(&self.state);
+                let mut state = self.pool.lock();
                 self.fail(&mut state, Error::WorkerPanicked { message });
                 drop(state);
-                self.wake.notify_all();
+                self.pool.wake_all();
                 self.plan.op_table()
             }
         }
@@ -375,106 +363,69 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         let mut stack = Vec::new();
         let mut taken: Vec<NodeId> = Vec::with_capacity(self.batch);
         let mut done: Vec<(NodeId, u64)> = Vec::with_capacity(self.batch);
-        // How many tasks to take at once: one until this worker's tasks
-        // have shown themselves quick.
-        let mut batch = 1;
-        let mut last_batch: Option<Instant> = None;
+        let mut pace = Pace::new(self.batch);
         let mut freed: Vec<NodeId> = Vec::new();
         let mut spill: Vec<NodeId> = Vec::new();
         loop {
-            // Whether more tasks could be taken than were: only then does
-            // the size of a batch matter, and the tasks are timed.
-            let plenty: bool;
-            {
-                let mut state = lock(&self.state);
-                for (node, bytes) in done.drain(..) {
-                    if let Err(overflow) = state
-                        .scheduler
-                        .finished(node, bytes, &mut freed, &mut spill)
-                    {
-                        self.fail(&mut state, self.plan.overflow(overflow));
-                    }
-                }
-                // Freed before another task can start on the bytes they
-                // gave back: dropped after the lock, they would still be
-                // alive while another worker ran tasks in their place.
-                self.free(&mut freed);
-                if let Err(error) = self.spill(&mut spill) {
-                    self.fail(&mut state, error);
-                }
-                if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
-                    self.fail(&mut state, Error::Cancelled);
-                }
-                loop {
-                    if state.stop {
-                        drop(state);
-                        self.free(&mut freed);
-                        self.wake.notify_all();
-                        return times;
-                    }
-                    while taken.len() < batch {
-                        match state.scheduler.start_next(&mut spill) {
-                            Ok(Some(node)) => taken.push(node),
-                            Ok(None) => break,
-                            Err(overflow) => {
-                                self.fail(&mut state, self.plan.overflow(overflow));
-                                break;
-                            }
-                        }
-                    }
-                    if let Err(error) = self.spill(&mut spill) {
-                        self.fail(&mut state, error);
-                    }
-                    if state.stop {
-                        continue;
-                    }
-                    if !taken.is_empty() {
-                        break;
-                    }
-                    if state.scheduler.is_done() {
-                        state.stop = true;
-                        continue;
-                    }
-                    if state.scheduler.running() == 0 {
-                        // Nothing runs and nothing is ready, yet tasks are
-                        // left: only a schedule that is no DAG of the
-                        // graph's tasks gets here, and the checked
-                        // topology rules that out.
-                        unreachable!("a checked schedule always has a ready task");
-                    }
-                    // Watch a moment for a task to become startable before
-                    // sleeping (see `Startable`).
-                    self.startable.clear();
-                    drop(state);
-                    self.startable.watch();
-                    state = lock(&self.state);
-                    if state.scheduler.has_next() || state.stop {
-                        continue;
-                    }
-                    state.idle += 1;
-                    state = self
-                        .wake
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
-                    state.idle -= 1;
-                }
-                let startable = state.scheduler.has_next();
-                plenty = startable || taken.len() > 1;
-                self.startable.set(startable);
-                if startable && state.idle > 0 {
-                    self.wake.notify_one();
+            let mut state = self.pool.lock();
+            for (node, bytes) in done.drain(..) {
+                if let Err(overflow) = state
+                    .scheduler
+                    .finished(node, bytes, &mut freed, &mut spill)
+                {
+                    self.fail(&mut state, self.plan.overflow(overflow));
                 }
             }
-            let ran = taken.len() as u32;
+            // Freed before another task can start on the bytes they gave
+            // back: dropped after the lock, they would still be alive while
+            // another worker ran tasks in their place.
+            self.free(&mut freed);
+            if let Err(error) = self.spill(&mut spill) {
+                self.fail(&mut state, error);
+            }
+            if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
+                self.fail(&mut state, Error::Cancelled);
+            }
+            let step = self.pool.next(state, &mut taken, None, |state, taken| {
+                while taken.len() < pace.size() {
+                    match state.scheduler.start_next(&mut spill) {
+                        Ok(Some(node)) => taken.push(node),
+                        Ok(None) => break,
+                        Err(overflow) => {
+                            self.fail(state, self.plan.overflow(overflow));
+                            break;
+                        }
+                    }
+                }
+                // Spilled under the lock, as results are freed.
+                if let Err(error) = self.spill(&mut spill) {
+                    self.fail(state, error);
+                }
+                // Nothing runs and nothing is ready, yet tasks are left:
+                // only a schedule that is no DAG of the graph's tasks gets
+                // here, and the checked topology rules that out.
+                assert!(
+                    !taken.is_empty()
+                        || state.stop
+                        || state.scheduler.is_done()
+                        || state.scheduler.running() > 0,
+                    "a checked schedule always has a ready task"
+                );
+                !taken.is_empty() && !state.stop
+            });
+            let Step::Run { plenty } = step else {
+                return times;
+            };
+            let ran = taken.len();
             for node in taken.drain(..) {
                 let bytes = if node.index() < self.plan.graph.len() {
                     match self.run_task(node, &mut stack, &mut times) {
                         Ok(bytes) => bytes,
                         Err(error) => {
-                            let mut state = lock(&self.state);
+                            let mut state = self.pool.lock();
                             self.fail(&mut state, error);
                             drop(state);
-                            self.wake.notify_all();
+                            self.pool.wake_all();
                             return times;
                         }
                     }
@@ -485,21 +436,8 @@ impl<T: TaskValue> Shared<'_, '_, T> {
             }
             // One thread takes one task at a time, to follow the priorities
             // exactly: it need not time them. Several time each batch where
-            // there was more to take, by one look at the clock from the end
-            // of the batch before (which also counts the time at the lock).
-            if self.batch > 1 && plenty {
-                let now = Instant::now();
-                if let Some(before) = last_batch {
-                    batch = if now - before < QUICK_TASK * ran {
-                        self.batch
-                    } else {
-                        1
-                    };
-                }
-                last_batch = Some(now);
-            } else {
-                last_batch = None;
-            }
+            // there was more to take.
+            pace.ended(ran, plenty);
         }
     }
 
@@ -583,10 +521,4 @@ impl<T: TaskValue> Shared<'_, '_, T> {
         }
         Ok(bytes)
     }
-}
-
-/// Locks a mutex; a poisoned one is still usable, since every critical section
-/// here leaves its data consistent.
-fn lock<U>(mutex: &Mutex<U>) -> std::sync::MutexGuard<'_, U> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

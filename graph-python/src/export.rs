@@ -36,7 +36,8 @@ use pyo3::types::{
 };
 use rustc_hash::FxHashMap;
 
-use crate::convert::{Converted, External, KeyIndex, Reading, as_dict, convert};
+use crate::convert::{Converted, External, Reading, as_dict, convert};
+use crate::key_index::KeyIndex;
 use crate::core_error;
 
 /// Who wrote the document: its top-level `"producer"`.

@@ -32,6 +32,7 @@ mod eval;
 mod execute;
 mod export;
 mod graph;
+mod key_index;
 mod learn;
 mod processes;
 mod signals;

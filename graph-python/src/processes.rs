@@ -21,6 +21,7 @@ use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use graph_distributed::recovery::{Attempt, Holdings, Leftovers, Stopped};
 use graph_distributed::{CancelHandle, Cluster, Error, Job, Progress, Runner, RunnerError};
 use graph_exec::TaskFailure;
+use graph_exec::pool::lock;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -30,7 +31,7 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::eval::TaskKeys;
-use crate::execute::{ReadRun, lock};
+use crate::execute::ReadRun;
 
 /// Reads, checks, orders and places `dsk` for a run of `keys` (a flat list)
 /// on `processes` worker processes: a dict of the keys of every node

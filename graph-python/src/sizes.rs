@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyMapping, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use crate::convert::KeyIndex;
+use crate::key_index::KeyIndex;
 use crate::export::chunk_lengths;
 use crate::signals::check_every;
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use graph_core::{NodeId, Topology};
 use graph_exec::TaskFailure;
-use graph_exec::scheduler::{Scheduler, SchedulerConfig};
+use graph_exec::scheduler::Scheduler;
 use graph_exec::store::ResultStore;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::InputHandle;
@@ -81,7 +81,7 @@ impl<'s, V: timely::ExchangeData + Clone> State<'s, V> {
             None => graph.topology().expect("checked before the run"),
         };
         let n = graph.len();
-        let mut config = SchedulerConfig::new(topology, topology, &shared.needed, &shared.ranks);
+        let mut config = shared.ranking.config(topology, topology, &shared.needed);
         config.mine = Some(&shared.mine[me - shared.first_worker]);
         config.memory_limit = shared.worker_memory_limit;
         config.expected_bytes = &shared.expected_bytes;

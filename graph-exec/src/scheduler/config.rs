@@ -1,10 +1,12 @@
 //! What a scheduler is told: which tasks, in what order, within what bounds.
 
+use std::borrow::Cow;
+
 use graph_core::Topology;
 
-use super::HeldLimit;
 #[cfg(doc)]
 use super::*;
+use super::{HeldLimit, OrderProfile, run_order};
 
 /// Which tasks one executor runs, in what order it prefers them, and within
 /// what bounds.
@@ -104,5 +106,130 @@ impl<'a> SchedulerConfig<'a> {
             kinds: &[],
             measure_first: false,
         }
+    }
+}
+
+/// An order as an executor is given it, for [`Ranking::new`].
+#[derive(Clone, Debug)]
+pub enum Priorities<'p> {
+    /// A priority per scheduling node, lowest first: any numbers, ties
+    /// allowed (ranked for several workers by [`run_order`]).
+    Any(Cow<'p, [u32]>),
+    /// Ranks already, as [`run_order`] gives them: the needed nodes
+    /// numbered `0..m`, each after its dependencies.
+    Ranks(Cow<'p, [u32]>),
+}
+
+/// The ranks an executor's scheduler follows and, where several workers
+/// share it, the profile of the order that bounds what they hold: the one
+/// way every executor of the workspace turns an order into a
+/// [`SchedulerConfig`].
+///
+/// One worker takes the priorities as they are and runs exactly in their
+/// order, so its peak is the order's own and it needs no bound. Several
+/// take them as ranks and keep to the order's profile
+/// ([`OrderProfile::held_limit`]).
+///
+/// ```
+/// use std::borrow::Cow;
+/// use graph_core::Topology;
+/// use graph_exec::scheduler::{Priorities, Ranking, Scheduler};
+///
+/// // Two leaves and their root; the order runs the second leaf first.
+/// let topology = Topology::from_edges(3, [(0, 2), (1, 2)])?;
+/// let needed = [true; 3];
+/// let order = Priorities::Any(Cow::Owned(vec![5, 3, 9]));
+/// let ranking = Ranking::new(&topology, &topology, &needed, order, &[], 8, 2)?;
+/// assert_eq!(ranking.ranks(), &[1, 0, 2]);
+/// let mut scheduler = Scheduler::new(&ranking.config(&topology, &topology, &needed));
+/// assert_eq!(scheduler.start_next(&mut Vec::new()).unwrap().map(|n| n.index()), Some(1));
+/// # Ok::<(), graph_exec::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Ranking<'p> {
+    ranks: Cow<'p, [u32]>,
+    profile: Option<OrderProfile>,
+    workers: usize,
+}
+
+impl<'p> Ranking<'p> {
+    /// The ranking of `priorities` (one per node of `sched`) for `workers`
+    /// workers, over the data edges of `data`; the profile, for several
+    /// workers, weighs each result its `expected_bytes`, else
+    /// `unknown_bytes` (see [`OrderProfile::new`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PriorityCount`](crate::Error::PriorityCount) where
+    /// `priorities` or `needed` do not have one entry per node of `sched`
+    /// (for several workers: one follows them as they are).
+    pub fn new(
+        data: &Topology,
+        sched: &Topology,
+        needed: &[bool],
+        priorities: Priorities<'p>,
+        expected_bytes: &[Option<u64>],
+        unknown_bytes: u64,
+        workers: usize,
+    ) -> Result<Ranking<'p>, crate::Error> {
+        let ranks = match priorities {
+            Priorities::Any(priorities) | Priorities::Ranks(priorities) if workers <= 1 => {
+                return Ok(Ranking::exact(priorities));
+            }
+            Priorities::Ranks(ranks) => ranks,
+            Priorities::Any(priorities) => Cow::Owned(run_order(sched, needed, &priorities)?),
+        };
+        let profile = OrderProfile::new(data, sched, needed, &ranks, expected_bytes, unknown_bytes);
+        Ok(Ranking {
+            ranks,
+            profile: Some(profile),
+            workers,
+        })
+    }
+
+    /// The ranking of one worker, which follows `priorities` (one per
+    /// scheduling node, lowest first) exactly, holding what the order
+    /// holds: no profile, no bound.
+    ///
+    /// ```
+    /// use graph_exec::scheduler::Ranking;
+    ///
+    /// let ranking = Ranking::exact(vec![5, 3, 9].into());
+    /// assert_eq!(ranking.ranks(), &[5, 3, 9]);
+    /// assert!(ranking.profile().is_none());
+    /// ```
+    pub fn exact(priorities: Cow<'p, [u32]>) -> Ranking<'p> {
+        Ranking {
+            ranks: priorities,
+            profile: None,
+            workers: 1,
+        }
+    }
+
+    /// The ranks, one per scheduling node.
+    pub fn ranks(&self) -> &[u32] {
+        &self.ranks
+    }
+
+    /// The order's profile, where several workers keep to it.
+    pub fn profile(&self) -> Option<&OrderProfile> {
+        self.profile.as_ref()
+    }
+
+    /// A configuration that runs every `needed` node by these ranks,
+    /// several workers within the order's profile; set the other fields
+    /// afterwards (see [`SchedulerConfig::new`]).
+    pub fn config<'a>(
+        &'a self,
+        data: &'a Topology,
+        sched: &'a Topology,
+        needed: &'a [bool],
+    ) -> SchedulerConfig<'a> {
+        let mut config = SchedulerConfig::new(data, sched, needed, &self.ranks);
+        config.held_limit = self
+            .profile
+            .as_ref()
+            .map(|profile| profile.held_limit(self.workers));
+        config
     }
 }

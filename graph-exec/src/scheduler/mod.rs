@@ -9,8 +9,9 @@
 //! memory limit ([`task_kinds`], [`Overflow`]); the ready queue; and a run
 //! that goes on by a second order ([`Scheduler::reorder`]). The helpers
 //! that turn an order into a scheduler's ranks and rises ([`run_order`],
-//! [`pressure_rise`], [`byte_rise`]) live beside the plan, and
-//! [`Startable`] lets idle worker threads watch for work.
+//! [`pressure_rise`], [`byte_rise`]) live beside the plan; [`Ranking`]
+//! makes of an order the ranks and the bound a scheduler is configured
+//! with, for every executor alike.
 
 use fixedbitset::FixedBitSet;
 use graph_core::{Dag, NodeId, Topology};
@@ -25,8 +26,7 @@ mod tests;
 
 use crate::order::rank_of;
 pub use crate::order::{byte_rise, pressure_rise, run_order};
-pub use crate::startable::Startable;
-pub use config::SchedulerConfig;
+pub use config::{Priorities, Ranking, SchedulerConfig};
 use limit::{ByteBound, HeldBound};
 pub use limit::{ByteLimit, HeldLimit, OrderProfile, Overflow};
 pub use memory::task_kinds;

@@ -13,39 +13,26 @@ const SPINS: u32 = 512;
 /// nothing to take first watches this flag a moment. Watching a flag rather
 /// than the lock leaves the lock to the workers that have tasks: a chain
 /// runs on one worker without the others taking the lock after each task.
-///
-/// # Example
-///
-/// ```
-/// use graph_exec::scheduler::Startable;
-///
-/// let startable = Startable::default();
-/// // An idle worker, under the scheduler's lock, finds nothing to start:
-/// startable.clear();
-/// // ... lets the lock go, and watches while another worker finishes a task.
-/// startable.set(true);
-/// assert!(startable.watch());
-/// ```
 #[derive(Debug, Default)]
-pub struct Startable(AtomicBool);
+pub(super) struct Startable(AtomicBool);
 
 impl Startable {
     /// Records, as the scheduler's lock is let go, whether it has a task to
     /// start.
-    pub fn set(&self, startable: bool) {
+    pub(super) fn set(&self, startable: bool) {
         self.0.store(startable, Ordering::Release);
     }
 
     /// Records that nothing can start: called under the scheduler's lock by
     /// a worker that found nothing, before it lets the lock go and watches.
-    pub fn clear(&self) {
+    pub(super) fn clear(&self) {
         self.0.store(false, Ordering::Relaxed);
     }
 
     /// Watches the flag for a few microseconds; whether a task became
     /// startable meanwhile (then the worker takes the lock again rather than
     /// sleeping).
-    pub fn watch(&self) -> bool {
+    pub(super) fn watch(&self) -> bool {
         for _ in 0..SPINS {
             if self.0.load(Ordering::Acquire) {
                 return true;
@@ -53,5 +40,22 @@ impl Startable {
             std::hint::spin_loop();
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Startable;
+
+    #[test]
+    fn a_watcher_sees_a_task_made_startable_and_nothing_else() {
+        let startable = Startable::default();
+        // An idle worker, under the lock, finds nothing to start, and
+        // watches in vain.
+        startable.clear();
+        assert!(!startable.watch());
+        // Another finishes a task and lets the lock go with one to start.
+        startable.set(true);
+        assert!(startable.watch());
     }
 }
