@@ -17,7 +17,7 @@ use std::thread;
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use graph_core::{Dag, NodeId, Topology};
-use graph_distributed::{Cluster, Job, PreparedGraph, Runner, run};
+use graph_distributed::{Cluster, Job, PreparedGraph, Run, Runner};
 use graph_exec::TaskFailure;
 
 fn main() {
@@ -73,9 +73,10 @@ fn two_processes(graph: &PreparedGraph, job: &Job) -> usize {
                 .unwrap();
             let (graph, job) = (graph.clone(), job.clone());
             thread::spawn(move || {
-                run(graph, job, &cluster, |graph, _| {
+                Run::new(graph, job, &cluster, |graph, _| {
                     Ok(Box::new(Count(graph.topology()?)))
                 })
+                .run()
                 .unwrap()
                 .map_or(0, |outcome| outcome.tasks_run())
             })

@@ -84,7 +84,7 @@ pub enum Error {
         processes: usize,
     },
     /// More processes were lost than a run allows
-    /// ([`run_recovering`](crate::recovery::run_recovering)'s `retries`).
+    /// ([`Run::recover`](crate::Run::recover)'s `retries`).
     #[error(
         "process{} {} {} lost: more losses than the {retries} allowed; the run was abandoned",
         if lost.len() == 1 { "" } else { "es" },

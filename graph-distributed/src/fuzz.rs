@@ -8,8 +8,8 @@ use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 use graph_exec::TaskFailure;
 
-use crate::recovery::{Attempt, Holdings, plan_recovery, run_attempt};
-use crate::{Cluster, Error, Job, Runner, run};
+use crate::recovery::{Attempt, Holdings, plan_recovery};
+use crate::{Cluster, Error, Job, Run, Runner};
 
 /// `distributed_equals_sequential`: on `workers` (1 to 4) workers of one
 /// process, under a placement, priorities and requested nodes drawn from
@@ -48,7 +48,7 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
     if draw(2) == 0 {
         job = job.with_memory_limit(1 << 40);
     }
-    let result = run(
+    let result = Run::new(
         Arc::new(graph.clone()),
         job,
         &Cluster::local(workers),
@@ -60,7 +60,8 @@ pub fn distributed_equals_sequential(graph: &TaskGraph, workers: usize, seed: u6
                 large: large.clone(),
             }))
         },
-    );
+    )
+    .run();
 
     if let Some(node) = failing {
         match result {
@@ -263,7 +264,7 @@ pub fn recovery_equals_sequential(graph: &TaskGraph, processes: usize, seed: u64
         .iter()
         .map(|&(node, _)| (node, expected[node.index()]))
         .collect();
-    let outcome = run_attempt(
+    let outcome = Run::new(
         Arc::new(graph.clone()),
         attempt_job,
         &Cluster::local(plan.survivors.len() * threads),
@@ -274,8 +275,9 @@ pub fn recovery_equals_sequential(graph: &TaskGraph, processes: usize, seed: u64
                 large: vec![false; graph.len()],
             }))
         },
-        Attempt::new(&plan, fed),
     )
+    .attempt(Attempt::new(&plan, fed))
+    .run()
     .expect("the attempt succeeds")
     .expect("one process is process 0");
     let want: Vec<(NodeId, u64)> = outputs.iter().map(|&o| (o, expected[o.index()])).collect();

@@ -1,7 +1,7 @@
 //! Running one task graph across processes and hosts, on timely dataflow.
 //!
 //! When one machine is not enough, the same graph and the same ops run across
-//! processes: [`run`] starts timely dataflow workers in every process of a
+//! processes: a [`Run`] starts timely dataflow workers in every process of a
 //! [`Cluster`] (connected over TCP: one `host:port` per process, as timely's
 //! own hostfile), and each worker runs the tasks a [`Job`]'s placement gives
 //! it, in the job's priority order among its ready tasks. A result travels,
@@ -32,16 +32,18 @@
 //! [`transport::Error::Stalled`]. [`Error::kind`] alone says which errors
 //! are losses ([`ErrorKind`]).
 //!
-//! After a loss the survivors can go on: [`run_keeping`](recovery::run_keeping) gives back what
-//! each still holds ([`Leftovers`](recovery::Leftovers)), [`plan_recovery`](recovery::plan_recovery) says what a further
-//! attempt among them must run (only the tasks that are still needed and
-//! whose results no survivor holds, placed by where their inputs are), and
-//! [`run_attempt`](recovery::run_attempt) runs it, the survivors feeding in the results they hold
-//! ([`Attempt`](recovery::Attempt)), with the results of a run without the fault. Without a
-//! supervisor, the survivors find each other with [`regroup`](recovery::regroup): the run's
-//! heartbeats go on ([`Watch`](recovery::Watch)), and the survivor of the lowest number
+//! After a loss the survivors can go on: a run that keeps its leftovers
+//! ([`Run::run_keeping`]) gives back what each still holds
+//! ([`Leftovers`](recovery::Leftovers)), [`plan_recovery`](recovery::plan_recovery)
+//! says what a further attempt among them must run (only the tasks that are
+//! still needed and whose results no survivor holds, placed by where their
+//! inputs are), and [`Run::attempt`] runs it, the survivors feeding in the
+//! results they hold ([`Attempt`](recovery::Attempt)), with the results of a
+//! run without the fault. Without a supervisor, the survivors find each
+//! other with [`regroup`](recovery::regroup): the run's heartbeats go on
+//! ([`Watch`](recovery::Watch)), and the survivor of the lowest number
 //! gathers the others' reports and tells each the next attempt's
-//! [`Cluster`]; [`run_recovering`](recovery::run_recovering) does all of it, attempt after attempt.
+//! [`Cluster`]; [`Run::recover`] does all of it, attempt after attempt.
 
 mod error;
 mod fingerprint;
@@ -68,7 +70,7 @@ pub use graph_transport::{
 };
 pub use job::Job;
 pub use prepared::PreparedGraph;
-pub use run::{MakeRunner, Outcome, RunnerError, WorkerStats, quiet_timely_panics, run};
+pub use run::{MakeRunner, Outcome, Run, RunnerError, WorkerStats, quiet_timely_panics};
 pub use runner::Runner;
 
 /// The README's example, compiled and run as a doctest.

@@ -4,7 +4,7 @@
 use crate::Error;
 
 /// The processes a run has lost, against the number it may lose: the one
-/// rule by which a run that recovers ([`run_recovering`](crate::recovery::run_recovering),
+/// rule by which a run that recovers ([`Run::recover`](crate::Run::recover),
 /// or a supervisor of worker processes such as `taskgraph run --processes`)
 /// decides whether it goes on after a loss.
 ///

@@ -11,7 +11,7 @@ use graph_core::TaskGraph;
 /// A run across processes hashes every task's key, body, size and cost
 /// (about 55 ns a task), so that processes holding different graphs refuse
 /// to run together ([`Error::Handshake`](crate::transport::Error::Handshake)).
-/// [`run`](crate::run) takes the graph as an `Arc<TaskGraph>` or as a
+/// [`Run::new`](crate::Run::new) takes the graph as an `Arc<TaskGraph>` or as a
 /// `PreparedGraph`: the first run of a `PreparedGraph` across processes
 /// computes the digest and keeps it, and its clones share it, so that
 /// running one graph again (another job, another cluster) hashes only the
@@ -26,7 +26,7 @@ use graph_core::TaskGraph;
 /// use std::sync::Arc;
 ///
 /// use graph_core::{Dag, NodeId, TaskGraph, Term, Topology};
-/// use graph_distributed::{Cluster, Job, PreparedGraph, Runner, run};
+/// use graph_distributed::{Cluster, Job, PreparedGraph, Run, Runner};
 /// use graph_exec::TaskFailure;
 ///
 /// struct Count<'g>(&'g Topology);
@@ -46,9 +46,11 @@ use graph_core::TaskGraph;
 /// ));
 /// let b = graph.graph().node_id(&"b".into()).unwrap();
 /// for placement in [vec![0, 0], vec![0, 1]] {
-///     let outcome = run(graph.clone(), Job::new([b], placement), &Cluster::local(2), |graph, _| {
+///     let job = Job::new([b], placement);
+///     let outcome = Run::new(graph.clone(), job, &Cluster::local(2), |graph, _| {
 ///         Ok(Box::new(Count(graph.topology()?)))
-///     })?
+///     })
+///     .run()?
 ///     .expect("process 0 gets the outcome");
 ///     assert_eq!(outcome.values, [(b, 2)]);
 /// }

@@ -1,19 +1,20 @@
 //! A run that goes on across lost processes without a supervisor
-//! ([`run_recovering`]): each process runs its share ([`run_keeping`]); on
-//! a loss the survivors [`regroup`], telling each other what they ran,
-//! heard and hold; each makes the same plan ([`plan_recovery`]) and feeds
-//! what it holds into the next attempt ([`run_attempt`]), until the run
-//! ends or it has lost more processes than allowed.
+//! ([`Run::recover`]): each process runs its share, keeping its leftovers
+//! ([`Run::run_keeping`]); on a loss the survivors [`regroup`],
+//! telling each other what they ran, heard and hold; each makes the same
+//! plan ([`plan_recovery`]) and feeds what it holds into the next attempt
+//! ([`Run::attempt`]), until the run ends or it has lost more processes
+//! than allowed.
 
 use std::sync::Arc;
 
 use graph_core::{NodeId, TaskGraph};
 
 use crate::recovery::{Holdings, Losses, Recovery, plan_recovery, regroup};
-use crate::run::{Attempt, Leftovers, Outcome, RunnerError, Stopped, run_keeping};
-use crate::{Cluster, Error, Job, PreparedGraph, Runner};
+use crate::run::{Attempt, Leftovers, Outcome, Stopped};
+use crate::{Cluster, Error, Job, Run};
 
-/// What a process of [`run_recovering`] goes through, as it happens.
+/// What a process of [`Run::recover`] goes through, as it happens.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Recovering<'a> {
@@ -53,10 +54,10 @@ pub enum Recovering<'a> {
     },
 }
 
-/// How a [`run_recovering`] ended.
+/// How a [`Run::recover`] ended.
 #[derive(Debug)]
 pub struct Recovered<V> {
-    /// As [`run`](crate::run)'s: at process 0 of the last attempt, the
+    /// As [`Run::run`]'s: at process 0 of the last attempt, the
     /// outputs.
     pub outcome: Option<Outcome<V>>,
     /// The attempts made, from 1 (no loss).
@@ -70,163 +71,158 @@ pub struct Recovered<V> {
     pub cluster: Cluster,
 }
 
-/// [`run`](crate::run) that goes on when other processes are lost, up to
-/// `retries` of them, among the survivors, with the results of a run
-/// without the fault: every process of the cluster calls it alike. `on`
-/// hears each step ([`Recovering`]), to tell the user.
-///
-/// Only the tasks still needed whose results no survivor holds run again;
-/// the survivors go on when they are a majority (see [`regroup`]).
-///
-/// # Errors
-///
-/// As [`run`](crate::run), for a failure that is not a loss;
-/// [`Error::TooManyLosses`] past `retries`; as [`regroup`] when the
-/// survivors cannot go on.
-///
-/// # Examples
-///
-/// ```no_run
-/// use std::sync::Arc;
-/// use graph_distributed::recovery::{Recovering, run_recovering};
-/// use graph_distributed::{Cluster, Job};
-/// # use graph_core::NodeId;
-/// # use graph_distributed::{Runner, RunnerError};
-/// # use graph_exec::TaskFailure;
-/// # struct One;
-/// # impl Runner for One {
-/// #     type Value = u64;
-/// #     fn run(&mut self, _: NodeId, _: &mut dyn FnMut(NodeId) -> Option<u64>) -> Result<u64, TaskFailure> {
-/// #         Ok(1)
-/// #     }
-/// # }
-/// # fn make(_: &graph_core::TaskGraph, _: usize) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
-/// #     Ok(Box::new(One))
-/// # }
-/// # let graph = Arc::new(graph_core::generate::random_dag(10, 1));
-/// # let job = Job::new([], vec![0; 10]);
-/// let cluster = Cluster::from_hostfile("hosts".as_ref(), 1, 2)?.with_secret("a secret of 16 bytes+")?;
-/// let recovered = run_recovering(graph, job, &cluster, make, 2, |step| {
-///     if let Recovering::Regrouped { survivors, lost, .. } = step {
-///         eprintln!("going on with {survivors:?} without {lost:?}");
-///     }
-/// })?;
-/// println!("{} attempts, {} tasks run again", recovered.attempts, recovered.recomputed_tasks);
-/// # Ok::<(), graph_distributed::Error>(())
-/// ```
-pub fn run_recovering<V, F>(
-    graph: impl Into<PreparedGraph>,
-    job: Job,
-    cluster: &Cluster,
-    make_runner: F,
-    retries: usize,
-    mut on: impl FnMut(Recovering<'_>),
-) -> Result<Recovered<V>, Error>
-where
-    V: timely::ExchangeData + Clone,
-    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
-        + Send
-        + Sync
-        + 'static,
-{
-    let prepared = graph.into();
-    let graph = Arc::clone(prepared.graph());
-    let make_runner = Arc::new(make_runner);
-    let mut cluster = cluster.clone();
-    let mut job = job;
-    let mut attempt = None;
-    let mut attempts = 1;
-    let mut first_numbers: Vec<usize> = (0..cluster.processes()).collect();
-    let mut losses = Losses::new(retries);
-    let mut recomputed_tasks = 0;
-    loop {
-        let make = Arc::clone(&make_runner);
-        let result = run_keeping(
-            prepared.clone(),
-            job.clone(),
-            &cluster,
-            move |graph: &TaskGraph, worker| make(graph, worker),
-            attempt.take(),
-        );
-        let Stopped { error, leftovers } = match result {
-            Ok(outcome) => {
-                return Ok(Recovered {
-                    outcome,
-                    attempts,
-                    lost_processes: losses.lost().to_vec(),
-                    recomputed_tasks,
-                    cluster,
-                });
+impl<V: timely::ExchangeData + Clone> Run<V> {
+    /// Runs it, going on when other processes are lost, up to `retries` of
+    /// them, among the survivors, with the results of a run without the
+    /// fault: every process of the cluster calls it alike. `on` hears each
+    /// step ([`Recovering`]), to tell the user.
+    ///
+    /// Each attempt keeps its leftovers ([`Run::run_keeping`]); only
+    /// the tasks still needed whose results no survivor holds run again;
+    /// the survivors go on when they are a majority (see [`regroup`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Run::run`], for a failure that is not a loss;
+    /// [`Error::TooManyLosses`] past `retries`; as [`regroup`] when the
+    /// survivors cannot go on.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use graph_distributed::recovery::Recovering;
+    /// use graph_distributed::{Cluster, Job, Run};
+    /// # use graph_core::NodeId;
+    /// # use graph_distributed::{Runner, RunnerError};
+    /// # use graph_exec::TaskFailure;
+    /// # struct One;
+    /// # impl Runner for One {
+    /// #     type Value = u64;
+    /// #     fn run(&mut self, _: NodeId, _: &mut dyn FnMut(NodeId) -> Option<u64>) -> Result<u64, TaskFailure> {
+    /// #         Ok(1)
+    /// #     }
+    /// # }
+    /// # fn make(_: &graph_core::TaskGraph, _: usize) -> Result<Box<dyn Runner<Value = u64> + '_>, RunnerError> {
+    /// #     Ok(Box::new(One))
+    /// # }
+    /// # let graph = Arc::new(graph_core::generate::random_dag(10, 1));
+    /// # let job = Job::new([], vec![0; 10]);
+    /// let cluster = Cluster::from_hostfile("hosts".as_ref(), 1, 2)?.with_secret("a secret of 16 bytes+")?;
+    /// let recovered = Run::new(graph, job, &cluster, make).recover(2, |step| {
+    ///     if let Recovering::Regrouped { survivors, lost, .. } = step {
+    ///         eprintln!("going on with {survivors:?} without {lost:?}");
+    ///     }
+    /// })?;
+    /// println!("{} attempts, {} tasks run again", recovered.attempts, recovered.recomputed_tasks);
+    /// # Ok::<(), graph_distributed::Error>(())
+    /// ```
+    pub fn recover(
+        self,
+        retries: usize,
+        mut on: impl FnMut(Recovering<'_>),
+    ) -> Result<Recovered<V>, Error> {
+        let Run {
+            prepared,
+            mut job,
+            mut cluster,
+            make_runner,
+            mut attempt,
+        } = self;
+        let graph = Arc::clone(prepared.graph());
+        let mut attempts = 1;
+        let mut first_numbers: Vec<usize> = (0..cluster.processes()).collect();
+        let mut losses = Losses::new(retries);
+        let mut recomputed_tasks = 0;
+        loop {
+            let result = Run {
+                prepared: prepared.clone(),
+                job: job.clone(),
+                cluster: cluster.clone(),
+                make_runner: Arc::clone(&make_runner),
+                attempt: attempt.take(),
             }
-            Err(stopped) => stopped,
-        };
-        let Some(mut leftovers) = leftovers else {
-            return Err(error);
-        };
-        let Some(watch) = leftovers.take_watch() else {
-            return Err(error);
-        };
-        on(Recovering::Stopped {
-            attempt: attempts,
-            error: &error,
-        });
-        let me = cluster.process();
-        let heard: Vec<(usize, Vec<NodeId>)> = (0..cluster.processes())
-            .filter(|&p| p != me)
-            .map(|p| (p, watch.heard(p)))
-            .collect();
-        let report = Report::of(&leftovers, heard).encode();
-        let regrouped = regroup(&cluster, &watch, attempts as u32, &report)?;
-        drop(watch);
-        let reports = (regrouped.survivors.iter())
-            .zip(&regrouped.reports)
-            .map(|(&process, bytes)| {
-                Report::decode(bytes, graph.len(), cluster.processes(), process)
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        let lost: Vec<usize> = regrouped.lost.iter().map(|&p| first_numbers[p]).collect();
-        losses.lose(lost.iter().copied())?;
-        first_numbers = regrouped
-            .survivors
-            .iter()
-            .map(|&p| first_numbers[p])
-            .collect();
-        attempts += 1;
-        on(Recovering::Regrouped {
-            attempt: attempts,
-            survivors: &first_numbers,
-            lost: &lost,
-            lost_ran: lost_ran(&reports, &regrouped.lost),
-            process: regrouped.cluster.process(),
-        });
-        let mut holdings = Holdings::new(graph.len());
-        for (&process, report) in regrouped.survivors.iter().zip(&reports) {
-            let heard = report.heard.iter().flat_map(|(_, ran)| ran);
-            for &node in report.finished.iter().chain(heard) {
-                holdings.finished(node);
+            .run_keeping();
+            let Stopped { error, leftovers } = match result {
+                Ok(outcome) => {
+                    return Ok(Recovered {
+                        outcome,
+                        attempts,
+                        lost_processes: losses.lost().to_vec(),
+                        recomputed_tasks,
+                        cluster,
+                    });
+                }
+                Err(stopped) => stopped,
+            };
+            let Some(mut leftovers) = leftovers else {
+                return Err(error);
+            };
+            let Some(watch) = leftovers.take_watch() else {
+                return Err(error);
+            };
+            on(Recovering::Stopped {
+                attempt: attempts,
+                error: &error,
+            });
+            let me = cluster.process();
+            let heard: Vec<(usize, Vec<NodeId>)> = (0..cluster.processes())
+                .filter(|&p| p != me)
+                .map(|p| (p, watch.heard(p)))
+                .collect();
+            let report = Report::of(&leftovers, heard).encode();
+            let regrouped = regroup(&cluster, &watch, attempts as u32, &report)?;
+            drop(watch);
+            let reports = (regrouped.survivors.iter())
+                .zip(&regrouped.reports)
+                .map(|(&process, bytes)| {
+                    Report::decode(bytes, graph.len(), cluster.processes(), process)
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            let lost: Vec<usize> = regrouped.lost.iter().map(|&p| first_numbers[p]).collect();
+            losses.lose(lost.iter().copied())?;
+            first_numbers = regrouped
+                .survivors
+                .iter()
+                .map(|&p| first_numbers[p])
+                .collect();
+            attempts += 1;
+            on(Recovering::Regrouped {
+                attempt: attempts,
+                survivors: &first_numbers,
+                lost: &lost,
+                lost_ran: lost_ran(&reports, &regrouped.lost),
+                process: regrouped.cluster.process(),
+            });
+            let mut holdings = Holdings::new(graph.len());
+            for (&process, report) in regrouped.survivors.iter().zip(&reports) {
+                let heard = report.heard.iter().flat_map(|(_, ran)| ran);
+                for &node in report.finished.iter().chain(heard) {
+                    holdings.finished(node);
+                }
+                for &node in &report.held {
+                    holdings.hold(node, process as u32);
+                }
             }
-            for &node in &report.held {
-                holdings.hold(node, process as u32);
-            }
+            let next = next_attempt(
+                &graph,
+                job,
+                &cluster,
+                &regrouped.lost,
+                &holdings,
+                *leftovers,
+            )?;
+            on(Recovering::Planned {
+                attempt: attempts,
+                run: next.plan.run.len(),
+                recomputed: next.plan.recomputed,
+                fetched: next.plan.fetch.len(),
+            });
+            recomputed_tasks += next.plan.recomputed;
+            job = next.job;
+            attempt = Some(next.attempt);
+            cluster = regrouped.cluster;
         }
-        let next = next_attempt(
-            &graph,
-            job,
-            &cluster,
-            &regrouped.lost,
-            &holdings,
-            *leftovers,
-        )?;
-        on(Recovering::Planned {
-            attempt: attempts,
-            run: next.plan.run.len(),
-            recomputed: next.plan.recomputed,
-            fetched: next.plan.fetch.len(),
-        });
-        recomputed_tasks += next.plan.recomputed;
-        job = next.job;
-        attempt = Some(next.attempt);
-        cluster = regrouped.cluster;
     }
 }
 

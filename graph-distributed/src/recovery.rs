@@ -17,19 +17,22 @@
 //! on a tie, and there to its least loaded worker.
 //!
 //! Everything else a run needs to survive a loss is here too: a run that
-//! keeps what it made when it stops ([`run_keeping`], [`Stopped`],
-//! [`Leftovers`]), one attempt of a plan ([`run_attempt`], [`Attempt`]), the
-//! survivors agreeing on who is left ([`regroup`], [`Watch`]) and on the next
-//! attempt ([`next_attempt`]), how many losses a run may go on after
-//! ([`Losses`]), and all of it attempt after attempt ([`run_recovering`]).
+//! keeps what it made when it stops
+//! ([`Run::run_keeping`](crate::Run::run_keeping), [`Stopped`],
+//! [`Leftovers`]), one attempt of a plan
+//! ([`Run::attempt`](crate::Run::attempt), [`Attempt`]), the survivors
+//! agreeing on who is left ([`regroup`], [`Watch`]) and on the next attempt
+//! ([`next_attempt`]), how many losses a run may go on after ([`Losses`]),
+//! and all of it attempt after attempt
+//! ([`Run::recover`](crate::Run::recover)).
 
 use graph_core::{Dag, NodeId, TaskGraph};
 
 use crate::{Error, Job};
 
 pub use crate::losses::Losses;
-pub use crate::recovering::{NextAttempt, Recovered, Recovering, next_attempt, run_recovering};
-pub use crate::run::{Attempt, Leftovers, Stopped, run_attempt, run_keeping};
+pub use crate::recovering::{NextAttempt, Recovered, Recovering, next_attempt};
+pub use crate::run::{Attempt, Leftovers, Stopped};
 pub use graph_transport::{Regrouped, Watch, regroup};
 
 /// What the processes of a run held when some of them were lost: which tasks

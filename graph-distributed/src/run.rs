@@ -4,6 +4,7 @@
 //! `worker` its tasks, results and messages.
 
 mod attempt;
+mod builder;
 mod dataflow;
 mod timely_panics;
 mod worker;
@@ -24,6 +25,7 @@ use graph_transport::{Connected, Monitor, connect};
 use crate::prepared::PreparedGraph;
 use crate::{CancelHandle, Cluster, Error, ErrorKind, Job, Runner};
 pub use attempt::{Attempt, Leftovers, Stopped};
+pub use builder::Run;
 pub use timely_panics::quiet_timely_panics;
 use timely_panics::{broken_connection, disconnection};
 
@@ -93,238 +95,12 @@ pub struct WorkerStats {
     pub spilled_bytes: u64,
 }
 
-/// Runs `job` on `graph` across the workers of `cluster`, each task on the
-/// worker its placement names; every process of the cluster calls `run`
-/// with the same graph and job. The graph is an `Arc<TaskGraph>`, or a
-/// [`PreparedGraph`] to run one graph several times: across processes, its
-/// tasks are then hashed for the job fingerprint once rather than per run.
-///
-/// Each worker runs its ready tasks lowest priority first and sends each
-/// result once to every other worker whose tasks read it (serialized when
-/// the worker is in another process); a result is freed as soon as the last
-/// task of its worker that reads it has run. The requested results are
-/// gathered at worker 0, in process 0.
-///
-/// # Returns
-///
-/// In process 0, the [`Outcome`]: the requested values and every worker's
-/// counters. In the other processes, `None`.
-///
-/// # Errors
-///
-/// Before anything runs: a bad job ([`Error::PlacementLength`],
-/// [`Error::NoSuchWorker`], [`Error::PriorityCount`],
-/// [`Error::UnknownOutput`]), the graph's own [`Error::Graph`], a cluster
-/// of several processes with no secret ([`transport::Error::NoSecret`](crate::transport::Error::NoSecret)), or a cluster
-/// that does not come together ([`transport::Error::Listen`](crate::transport::Error::Listen), [`transport::Error::ConnectTimeout`](crate::transport::Error::ConnectTimeout),
-/// [`transport::Error::Handshake`](crate::transport::Error::Handshake): among others, a process with another secret, or
-/// another job, [`HandshakeProblem::DifferentJob`](crate::HandshakeProblem::DifferentJob)).
-/// While running: the first failing task as [`Error::Task`] (its key, op
-/// and worker), in every process; [`transport::Error::Lost`](crate::transport::Error::Lost) when another process goes
-/// away, [`transport::Error::Silent`](crate::transport::Error::Silent) when one sends no heartbeat for the heartbeat
-/// timeout, [`Error::Interrupted`] when the cluster's
-/// [`CancelHandle`](crate::CancelHandle) is cancelled
-/// ([`Cluster::with_cancel`]).
-///
-/// # Example
-///
-/// Two workers in this process; the runner's tasks sum their inputs plus one.
-///
-/// ```
-/// use std::sync::Arc;
-///
-/// use graph_core::{Dag, NodeId, TaskGraph, Term, Topology};
-/// use graph_distributed::{Cluster, Job, Runner, run};
-/// use graph_exec::TaskFailure;
-///
-/// struct Count<'g>(&'g Topology);
-///
-/// impl Runner for Count<'_> {
-///     type Value = u64;
-///
-///     fn run(
-///         &mut self,
-///         node: NodeId,
-///         input: &mut dyn FnMut(NodeId) -> Option<u64>,
-///     ) -> Result<u64, TaskFailure> {
-///         let inputs = self.0.dependencies(node).iter().map(|&d| input(d).unwrap());
-///         Ok(1 + inputs.sum::<u64>())
-///     }
-/// }
-///
-/// let graph = Arc::new(
-///     TaskGraph::builder()
-///         .task("a", Term::lit(1))
-///         .task("b", Term::lit(1))
-///         .task("c", Term::call("add", [Term::key("a"), Term::key("b")]))
-///         .build()?,
-/// );
-/// let c = graph.node_id(&"c".into()).unwrap();
-/// let job = Job::new([c], vec![0, 1, 0]);
-/// let outcome = run(graph, job, &Cluster::local(2), |graph, _worker| {
-///     Ok(Box::new(Count(graph.topology()?)))
-/// })?
-/// .expect("process 0 has the outcome");
-/// assert_eq!(outcome.values, [(c, 3)]);
-/// assert_eq!(outcome.cut_edges(), 1);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn run<V, F>(
-    graph: impl Into<PreparedGraph>,
-    job: Job,
-    cluster: &Cluster,
-    make_runner: F,
-) -> Result<Option<Outcome<V>>, Error>
-where
-    V: timely::ExchangeData + Clone,
-    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
-        + Send
-        + Sync
-        + 'static,
-{
-    run_with(
-        graph.into(),
-        job,
-        cluster,
-        Box::new(make_runner),
-        None,
-        false,
-    )
-    .map_err(|stopped| stopped.error)
-}
-
-/// [`run`] (or with an [`Attempt`], [`run_attempt`]) that, when other
-/// processes are lost, gives back what this process still holds: the tasks
-/// its workers ran and the results they hold ([`Leftovers`]), for a further
-/// attempt among the survivors ([`plan_recovery`](crate::recovery::plan_recovery)).
-///
-/// # Errors
-///
-/// As [`run`], as [`Stopped::error`]; [`Stopped::leftovers`] is there when
-/// the error is the loss of another process ([`transport::Error::Lost`](crate::transport::Error::Lost),
-/// [`transport::Error::Silent`](crate::transport::Error::Silent), [`transport::Error::Malformed`](crate::transport::Error::Malformed), [`transport::Error::Stalled`](crate::transport::Error::Stalled),
-/// [`Error::Disconnected`]).
-pub fn run_keeping<V, F>(
-    graph: impl Into<PreparedGraph>,
-    job: Job,
-    cluster: &Cluster,
-    make_runner: F,
-    attempt: Option<Attempt<V>>,
-) -> Result<Option<Outcome<V>>, Stopped<V>>
-where
-    V: timely::ExchangeData + Clone,
-    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
-        + Send
-        + Sync
-        + 'static,
-{
-    run_with(
-        graph.into(),
-        job,
-        cluster,
-        Box::new(make_runner),
-        attempt,
-        true,
-    )
-}
-
-/// A further attempt of a run, after processes were lost: it runs only the
-/// tasks of a [`Recovery`](crate::recovery::Recovery) plan's `run`, and starts from
-/// the results of its `fetch`, which the processes that hold them feed in
-/// ([`Attempt::new`]). Every process of the attempt calls `run_attempt`
-/// with the same graph, job and plan, and its own held results.
-///
-/// The job places each task of the plan where the plan says and each
-/// fetched result on a worker of a process that holds it
-/// ([`Recovery::attempt_placement`](crate::recovery::Recovery::attempt_placement));
-/// the outputs are the run's. Fed results are not counted as tasks run.
-///
-/// # Errors
-///
-/// Those of [`run`], and [`Error::MissingResult`] when the job places a
-/// fetched result on a worker of this process that was given no value for
-/// it, or [`Error::MisplacedResult`] when a value is given for a node the
-/// plan does not fetch or on a worker of another process.
-///
-/// # Example
-///
-/// A chain `a -> b -> c` whose process 1, which ran `a` and `b`, was lost;
-/// process 0 still holds `b`'s result (10), and only `c` runs again.
-///
-/// ```
-/// use std::sync::Arc;
-///
-/// use graph_core::{generate, Dag, NodeId, Topology};
-/// use graph_distributed::recovery::{Attempt, Holdings, plan_recovery, run_attempt};
-/// use graph_distributed::{Cluster, Job, Runner};
-/// use graph_exec::TaskFailure;
-///
-/// struct Count<'g>(&'g Topology);
-///
-/// impl Runner for Count<'_> {
-///     type Value = u64;
-///
-///     fn run(
-///         &mut self,
-///         node: NodeId,
-///         input: &mut dyn FnMut(NodeId) -> Option<u64>,
-///     ) -> Result<u64, TaskFailure> {
-///         let inputs = self.0.dependencies(node).iter().map(|&d| input(d).unwrap());
-///         Ok(1 + inputs.sum::<u64>())
-///     }
-/// }
-///
-/// let graph = Arc::new(generate::chain(3));
-/// let [a, b, c] = [0, 1, 2].map(NodeId::new);
-/// let job = Job::new([c], vec![1, 1, 0]);
-/// let mut held = Holdings::new(3);
-/// held.finished(a);
-/// held.hold(b, 0);
-/// let plan = plan_recovery(&graph, &job, 2, 1, &[1], &held, None)?;
-/// let attempt = Job::new([c], plan.attempt_placement(1));
-/// let outcome = run_attempt(
-///     Arc::clone(&graph),
-///     attempt,
-///     &Cluster::local(2),
-///     |graph, _worker| Ok(Box::new(Count(graph.topology()?))),
-///     Attempt::new(&plan, vec![(b, 10)]),
-/// )?
-/// .expect("process 0 has the outcome");
-/// assert_eq!(outcome.values, [(c, 11)]);
-/// assert_eq!(outcome.tasks_run(), 1);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn run_attempt<V, F>(
-    graph: impl Into<PreparedGraph>,
-    job: Job,
-    cluster: &Cluster,
-    make_runner: F,
-    attempt: Attempt<V>,
-) -> Result<Option<Outcome<V>>, Error>
-where
-    V: timely::ExchangeData + Clone,
-    F: for<'g> Fn(&'g TaskGraph, usize) -> Result<Box<dyn Runner<Value = V> + 'g>, RunnerError>
-        + Send
-        + Sync
-        + 'static,
-{
-    run_with(
-        graph.into(),
-        job,
-        cluster,
-        Box::new(make_runner),
-        Some(attempt),
-        false,
-    )
-    .map_err(|stopped| stopped.error)
-}
-
-/// [`run`], or an [`Attempt`] after a loss.
+/// [`Run::run`]: a run, or an [`Attempt`] after a loss.
 fn run_with<V>(
     prepared: PreparedGraph,
     job: Job,
     cluster: &Cluster,
-    make_runner: Box<MakeRunner<V>>,
+    make_runner: Arc<MakeRunner<V>>,
     attempt: Option<Attempt<V>>,
     keep: bool,
 ) -> Result<Option<Outcome<V>>, Stopped<V>>
@@ -544,13 +320,13 @@ struct Shared<V> {
     mine: Vec<Vec<bool>>,
     /// Per node: its priority among the ready tasks of its worker.
     ranking: Ranking<'static>,
-    make_runner: Box<MakeRunner<V>>,
+    make_runner: Arc<MakeRunner<V>>,
     /// In an attempt after a loss, the graph's topology with the fetched
     /// results as sources (they are fed in, not computed: what they were
     /// computed from is not needed).
     attempt_topology: Option<Topology>,
     /// Whether the workers put aside what they hold when another process
-    /// is lost ([`run_keeping`]), and what they put aside.
+    /// is lost ([`Run::run_keeping`]), and what they put aside.
     keep: bool,
     leftovers: Mutex<Vec<Leftovers<V>>>,
     /// Per worker thread of this process: the results it feeds into an
@@ -572,7 +348,7 @@ struct Shared<V> {
     /// Where the tasks run are recorded as they finish, if anywhere.
     progress: Option<crate::Progress>,
     /// Where the tasks run are recorded for the heartbeats to tell the
-    /// other processes ([`run_keeping`] across processes).
+    /// other processes (leftovers kept across processes).
     told: Option<crate::Progress>,
 }
 

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 /// Runs tasks on one worker: the ops and the value type are the caller's.
 ///
-/// Each worker gets its own runner (see [`run`](crate::run)); it is called
+/// Each worker gets its own runner (see [`Run`](crate::Run)); it is called
 /// once per task placed on that worker, after every input of the task has
 /// arrived.
 ///
@@ -101,7 +101,7 @@ pub trait Runner {
 /// use std::sync::Arc;
 ///
 /// use graph_core::{TaskGraph, Term};
-/// use graph_distributed::{Cluster, Job, run};
+/// use graph_distributed::{Cluster, Job, Run};
 /// use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request};
 ///
 /// let graph = Arc::new(
@@ -111,9 +111,11 @@ pub trait Runner {
 ///         .build()?,
 /// );
 /// let y = graph.node_id(&"y".into()).unwrap();
-/// let outcome = run(Arc::clone(&graph), Job::new([y], vec![0, 1]), &Cluster::local(2), |graph, _| {
+/// let job = Job::new([y], vec![0, 1]);
+/// let outcome = Run::new(Arc::clone(&graph), job, &Cluster::local(2), |graph, _| {
 ///     Ok(Box::new(CompiledGraph::new(graph, &OpRegistry::builtins(), &Request::from("y"))?))
-/// })?
+/// })
+/// .run()?
 /// .expect("process 0 has the outcome");
 /// assert_eq!(outcome.values[0].1.0, Dynamic::Int(40));
 /// # Ok::<(), Box<dyn std::error::Error>>(())

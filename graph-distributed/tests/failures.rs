@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{loopback, member, nobody_at, run_exec, run_processes};
 use graph_core::{TaskGraph, Term};
 use graph_distributed::transport::Error as Transport;
-use graph_distributed::{Cluster, Error, HandshakeProblem, Job, run};
+use graph_distributed::{Cluster, Error, HandshakeProblem, Job, Run};
 
 /// A chain of ten `inc`s from 0 whose sixth task divides by zero, beside an
 /// independent chain; the sixth task is on worker `failing_worker`.
@@ -77,9 +77,10 @@ fn a_runner_that_cannot_be_made_stops_the_run() {
         [graph.node_id(&"x-3".into()).unwrap()],
         vec![0; graph.len()],
     );
-    let err = run::<graph_exec::Tagged, _>(graph, job, &Cluster::local(2), |_, worker| {
+    let err = Run::<graph_exec::Tagged>::new(graph, job, &Cluster::local(2), |_, worker| {
         Err(format!("worker {worker} has no ops").into())
     })
+    .run()
     .unwrap_err();
     assert!(
         matches!(&err, Error::Runner { message, .. } if message.ends_with("has no ops")),

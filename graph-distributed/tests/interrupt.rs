@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{loopback, member, nobody_at};
 use graph_core::{Dag, NodeId, TaskGraph, Term};
-use graph_distributed::{CancelHandle, Cluster, Error, Job, Runner, run};
+use graph_distributed::{CancelHandle, Cluster, Error, Job, Run, Runner};
 use graph_exec::TaskFailure;
 
 /// Tasks that take 10 ms each.
@@ -56,7 +56,9 @@ fn an_interrupt_stops_a_running_run() {
     let interrupt = CancelHandle::new();
     let cluster = Cluster::local(2).with_cancel(interrupt.clone());
     interrupt_soon(&interrupt);
-    let err = run(graph, job, &cluster, |_, _| Ok(Box::new(Slow))).unwrap_err();
+    let err = Run::new(graph, job, &cluster, |_, _| Ok(Box::new(Slow)))
+        .run()
+        .unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err}");
 }
 
@@ -70,6 +72,8 @@ fn an_interrupt_stops_a_process_waiting_for_the_others() {
         .with_connect_timeout(Duration::from_secs(600))
         .with_cancel(interrupt.clone());
     interrupt_soon(&interrupt);
-    let err = run(graph, job, &cluster, |_, _| Ok(Box::new(Slow))).unwrap_err();
+    let err = Run::new(graph, job, &cluster, |_, _| Ok(Box::new(Slow)))
+        .run()
+        .unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err}");
 }

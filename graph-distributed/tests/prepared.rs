@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{loopback, member, oracle};
 use graph_core::{NodeId, TaskGraph, Term};
 use graph_distributed::transport::Error as Transport;
-use graph_distributed::{Error, HandshakeProblem, Job, Outcome, PreparedGraph, run};
+use graph_distributed::{Error, HandshakeProblem, Job, Outcome, PreparedGraph, Run};
 use graph_exec::{CompiledGraph, OpRegistry, Request, Tagged};
 
 /// A chain of `inc` from `start`, 20 tasks.
@@ -36,7 +36,7 @@ fn two_processes(
             let (graph, job) = (graphs[process].clone(), job.clone());
             thread::spawn(move || {
                 let outputs = job.outputs().to_vec();
-                run(graph, job, &cluster, move |graph, _| {
+                Run::new(graph, job, &cluster, move |graph, _| {
                     let request = Request::list(outputs.iter().map(|&n| graph.key(n).clone()));
                     Ok(Box::new(CompiledGraph::new(
                         graph,
@@ -44,6 +44,7 @@ fn two_processes(
                         &request,
                     )?))
                 })
+                .run()
             })
         })
         .collect();

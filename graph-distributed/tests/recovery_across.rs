@@ -1,9 +1,9 @@
 //! A run that loses a process, recovered in the library: three in-test
 //! processes on loopback run a graph of slow tasks, one of them stops
-//! midway, the two others give back what they hold (`run_keeping`), find
+//! midway, the two others give back what they hold (`Run::run_keeping`), find
 //! each other and share what they hold (`regroup`), each makes the plan
 //! from that (`plan_recovery`), and an attempt among the two survivors
-//! (`run_attempt`) gives the outputs of the sequential oracle, running only
+//! (`Run::attempt`) gives the outputs of the sequential oracle, running only
 //! the plan's tasks.
 
 mod common;
@@ -17,9 +17,8 @@ use std::time::Duration;
 use common::{loopback, member};
 use graph_core::generate::{self, Rng};
 use graph_core::{NodeId, TaskGraph};
-use graph_distributed::recovery::{
-    Attempt, Holdings, plan_recovery, regroup, run_attempt, run_keeping, run_recovering,
-};
+use graph_distributed::Run;
+use graph_distributed::recovery::{Attempt, Holdings, plan_recovery, regroup};
 use graph_distributed::transport::Error as Transport;
 use graph_distributed::{CancelHandle, Error, Job, Runner, RunnerError};
 use graph_exec::TaskFailure;
@@ -106,7 +105,7 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
                 cluster = cluster.with_cancel(stop.clone());
             }
             let (graph, job) = (Arc::clone(&graph), job.clone());
-            thread::spawn(move || run_keeping(graph, job, &cluster, make, None))
+            thread::spawn(move || Run::new(graph, job, &cluster, make).run_keeping())
         })
         .collect();
     while RAN.load(Ordering::SeqCst) < 40 {
@@ -189,7 +188,9 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
                     .collect();
                 let attempt = Attempt::new(&plan, fed);
                 let attempt_job = Job::new(outputs, plan.attempt_placement(1));
-                let run = run_attempt(graph, attempt_job, &regrouped.cluster, make, attempt);
+                let run = Run::new(graph, attempt_job, &regrouped.cluster, make)
+                    .attempt(attempt)
+                    .run();
                 (run, plan.run.len())
             })
         })
@@ -206,7 +207,7 @@ fn survivors_keep_what_they_hold_and_an_attempt_among_them_finishes_the_run() {
 }
 
 #[test]
-fn run_recovering_goes_on_among_the_survivors_with_the_same_figures_on_each() {
+fn a_recovering_run_goes_on_among_the_survivors_with_the_same_figures_on_each() {
     let Case {
         graph,
         values,
@@ -227,7 +228,7 @@ fn run_recovering_goes_on_among_the_survivors_with_the_same_figures_on_each() {
             let (graph, job) = (Arc::clone(&graph), job.clone());
             thread::spawn(move || {
                 let mut steps = Vec::new();
-                let result = run_recovering(graph, job, &cluster, make, 1, |step| {
+                let result = Run::new(graph, job, &cluster, make).recover(1, |step| {
                     steps.push(format!("{step:?}"));
                 });
                 (result, steps)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use graph_core::{Dag, NodeId, TaskGraph, Term, Topology};
-use graph_distributed::{Cluster, Job, Runner, run};
+use graph_distributed::{Cluster, Job, Run, Runner};
 use graph_exec::TaskFailure;
 
 /// Each task: one plus the sum of its inputs; measuring node 3's result
@@ -65,9 +65,10 @@ fn a_worker_thread_that_panics_ends_the_run() {
     let started = Instant::now();
     let outcome = within_20s(move || {
         let job = Job::new([NodeId::new(7)], placement);
-        run(graph, job, &Cluster::local(2), |graph, _| {
+        Run::new(graph, job, &Cluster::local(2), |graph, _| {
             Ok(Box::new(Fragile(graph.topology()?)))
         })
+        .run()
         .map(|_| ())
     })
     .expect("the run ends instead of hanging");
@@ -89,9 +90,10 @@ fn a_worker_thread_that_panics_ends_the_run_in_every_process() {
             );
             std::thread::spawn(move || {
                 within_20s(move || {
-                    run(graph, job, &cluster, |graph, _| {
+                    Run::new(graph, job, &cluster, |graph, _| {
                         Ok(Box::new(Fragile(graph.topology()?)))
                     })
+                    .run()
                     .map(|_| ())
                 })
             })

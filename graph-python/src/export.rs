@@ -37,8 +37,8 @@ use pyo3::types::{
 use rustc_hash::FxHashMap;
 
 use crate::convert::{Converted, External, Reading, as_dict, convert};
-use crate::key_index::KeyIndex;
 use crate::core_error;
+use crate::key_index::KeyIndex;
 
 /// Who wrote the document: its top-level `"producer"`.
 const PRODUCER: &str = "taskgraph.dask";

@@ -19,7 +19,7 @@ use std::time::Duration;
 use graph_assign::{ListConfig, Workers, assign_list};
 use graph_core::{Dag, Key, NodeId, TaskGraph, Topology};
 use graph_distributed::recovery::{Attempt, Holdings, Leftovers, Stopped};
-use graph_distributed::{CancelHandle, Cluster, Error, Job, Progress, Runner, RunnerError};
+use graph_distributed::{CancelHandle, Cluster, Error, Job, Progress, Run, Runner, RunnerError};
 use graph_exec::TaskFailure;
 use graph_exec::pool::lock;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
@@ -570,7 +570,9 @@ impl WorkerRun {
         let runner = runner_for(Arc::clone(&self.tasks), sends);
         let graph = Arc::clone(&self.graph);
         let result = py.detach(|| {
-            graph_distributed::recovery::run_keeping(graph, job, &cluster, runner, attempt)
+            Run::new(graph, job, &cluster, runner)
+                .attempt(attempt)
+                .run_keeping()
         });
         lock(&self.state).cluster = Some(cluster);
         match result {

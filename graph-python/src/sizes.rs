@@ -14,8 +14,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyMapping, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use crate::key_index::KeyIndex;
 use crate::export::chunk_lengths;
+use crate::key_index::KeyIndex;
 use crate::signals::check_every;
 
 /// What a graph's sizes come from, as Python asked.

@@ -12,7 +12,9 @@ use anyhow::{Context, bail};
 use graph_core::{Key, NodeId, TaskGraph};
 use graph_distributed::recovery::{Holdings, Recovering, Stopped};
 use graph_distributed::transport::{Error as Transport, ProcessList};
-use graph_distributed::{CancelHandle, Cluster, ClusterProblem, Error, Job, Runner, RunnerError};
+use graph_distributed::{
+    CancelHandle, Cluster, ClusterProblem, Error, Job, Run, Runner, RunnerError,
+};
 use graph_exec::{CompiledGraph, Dynamic, OpRegistry, Request, Tagged};
 
 use super::args::Args;
@@ -92,17 +94,11 @@ pub(crate) fn run(args: &Args, hostfile: &Path, process: usize) -> anyhow::Resul
         shrunk.outcome
     } else {
         loop {
-            let runner = runner_for(&keys);
+            let run = Run::new(Arc::clone(&graph), job.clone(), &cluster, runner_for(&keys))
+                .attempt(attempt.take());
             let result = match instructions.is_some() {
-                true => graph_distributed::recovery::run_keeping(
-                    Arc::clone(&graph),
-                    job.clone(),
-                    &cluster,
-                    runner,
-                    attempt.take(),
-                ),
-                false => graph_distributed::run(Arc::clone(&graph), job.clone(), &cluster, runner)
-                    .map_err(Stopped::from),
+                true => run.run_keeping(),
+                false => run.run().map_err(Stopped::from),
             };
             let stopped = match result {
                 Ok(outcome) => break outcome,
@@ -228,13 +224,8 @@ fn shrinking(
     // The hostfile's number of each process of the attempt under way: the
     // lines below name processes by those, as the hostfile does.
     let mut numbers: Vec<usize> = (0..cluster.processes()).collect();
-    let run = graph_distributed::recovery::run_recovering(
-        Arc::clone(graph),
-        job,
-        cluster,
-        runner_for(keys),
-        retries,
-        |step| {
+    let run =
+        Run::new(Arc::clone(graph), job, cluster, runner_for(keys)).recover(retries, |step| {
             let _ = match step {
                 Recovering::Stopped { error, .. } => writeln!(
                     stderr,
@@ -273,8 +264,7 @@ fn shrinking(
                 ),
                 _ => Ok(()),
             };
-        },
-    );
+        });
     match run {
         Ok(recovered) => Ok(recovered),
         Err(Error::Interrupted) => {

@@ -2,23 +2,38 @@
 //! and one attempt of a recovery plan ([`Attempt`]): the topology it runs on
 //! and the results fed into it.
 
+use std::fmt;
+
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 use super::{FedByThread, graph_key};
 #[cfg(doc)]
-use super::{run_attempt, run_keeping};
-#[cfg(doc)]
 use crate::Runner;
 use crate::{Error, Job};
 
-/// Why [`run_keeping`] stopped, and what this process still holds when it
-/// was for the loss of another.
+/// Why a [`Run`](crate::Run) stopped, and what this process still holds
+/// when it was for the loss of another and the run keeps its leftovers
+/// ([`Run::run_keeping`](crate::Run::run_keeping)).
 #[derive(Debug)]
 pub struct Stopped<V> {
     /// Why the run stopped.
     pub error: Error,
     /// What this process holds, after the loss of another process.
     pub leftovers: Option<Box<Leftovers<V>>>,
+}
+
+impl<V> fmt::Display for Stopped<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// A `Stopped` is its error (as `#[error(transparent)]`): its message, and
+/// the same source.
+impl<V: fmt::Debug> std::error::Error for Stopped<V> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
 }
 
 impl<V> From<graph_core::Error> for Stopped<V> {

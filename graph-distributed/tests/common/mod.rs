@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 
 use graph_core::{Key, NodeId, TaskGraph};
-use graph_distributed::{Cluster, Error, Job, Outcome, run};
+use graph_distributed::{Cluster, Error, Job, Outcome, Run};
 use graph_exec::{CompiledGraph, OpRegistry, Request, Tagged};
 
 /// Runs `job` in one process with `cluster`'s threads, with the built-in ops.
@@ -18,7 +18,7 @@ pub fn run_exec(
     cluster: &Cluster,
 ) -> Result<Option<Outcome<Tagged>>, Error> {
     let outputs = job.outputs().to_vec();
-    run(Arc::clone(graph), job, cluster, move |graph, _worker| {
+    Run::new(Arc::clone(graph), job, cluster, move |graph, _worker| {
         let request = Request::list(outputs.iter().map(|&n| graph.key(n).clone()));
         Ok(Box::new(CompiledGraph::new(
             graph,
@@ -26,6 +26,7 @@ pub fn run_exec(
             &request,
         )?))
     })
+    .run()
 }
 
 /// The secret the in-test processes share.

@@ -1,4 +1,4 @@
-//! An attempt after a loss (`run_attempt`) gives the results of a run without
+//! An attempt after a loss (`Run::attempt`) gives the results of a run without
 //! the fault, running only the plan's tasks: generated graphs of every shape
 //! are cut at a random point, random "processes" (groups of workers of a
 //! local cluster) are lost, the survivors' results are fed in from the
@@ -11,7 +11,8 @@ use std::time::Duration;
 use crate::recovery_common::{Mix, oracle, quick};
 use graph_core::generate::{Rng, Shape};
 use graph_core::{NodeId, TaskGraph};
-use graph_distributed::recovery::{Attempt, Holdings, plan_recovery, run_attempt};
+use graph_distributed::Run;
+use graph_distributed::recovery::{Attempt, Holdings, plan_recovery};
 use graph_distributed::{Cluster, Error, Job};
 
 /// As `recovery.rs`: what each process holds after the first `ran` tasks.
@@ -67,7 +68,7 @@ fn attempts_give_the_fault_free_results_running_only_the_plan() {
             let seen = Arc::clone(&ran_nodes);
             // One process of `workers` workers stands for the cluster: the
             // plan's processes are its groups of `threads` workers.
-            let outcome = run_attempt(
+            let outcome = Run::new(
                 Arc::clone(&graph),
                 attempt_job,
                 &Cluster::local(workers),
@@ -78,8 +79,9 @@ fn attempts_give_the_fault_free_results_running_only_the_plan() {
                         nap: Duration::ZERO,
                     }))
                 },
-                Attempt::new(&plan, fed),
             )
+            .attempt(Attempt::new(&plan, fed))
+            .run()
             .unwrap()
             .unwrap();
             let case = format!(
@@ -113,23 +115,15 @@ fn an_attempt_refuses_results_it_does_not_fetch_and_misses_none() {
     held.hold(b, 0);
     let plan = plan_recovery(&graph, &job, 2, 1, &[1], &held, None).unwrap();
     let attempt = || Job::new([c], plan.attempt_placement(1));
-    let err = run_attempt(
-        Arc::clone(&graph),
-        attempt(),
-        &Cluster::local(2),
-        quick,
-        Attempt::new(&plan, vec![]),
-    )
-    .unwrap_err();
+    let err = Run::new(Arc::clone(&graph), attempt(), &Cluster::local(2), quick)
+        .attempt(Attempt::new(&plan, vec![]))
+        .run()
+        .unwrap_err();
     assert!(matches!(err, Error::MissingResult { .. }), "{err}");
     assert!(err.to_string().contains("1"), "{err}");
-    let err = run_attempt(
-        Arc::clone(&graph),
-        attempt(),
-        &Cluster::local(2),
-        quick,
-        Attempt::new(&plan, vec![(b, 1), (a, 1)]),
-    )
-    .unwrap_err();
+    let err = Run::new(Arc::clone(&graph), attempt(), &Cluster::local(2), quick)
+        .attempt(Attempt::new(&plan, vec![(b, 1), (a, 1)]))
+        .run()
+        .unwrap_err();
     assert!(matches!(err, Error::MisplacedResult { .. }), "{err}");
 }

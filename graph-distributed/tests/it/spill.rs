@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use graph_core::{Dag, NodeId, TaskGraph, Term, Topology};
-use graph_distributed::{Cluster, Error, Job, Runner, run};
+use graph_distributed::{Cluster, Error, Job, Run, Runner};
 use graph_exec::TaskFailure;
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
@@ -59,9 +59,10 @@ fn a_result_that_cannot_be_read_back_is_named_with_its_file() {
     let graph = Arc::new(builder.build().unwrap());
     let uses = (6..12).map(NodeId::new);
     let job = Job::new(uses, vec![0; graph.len()]).with_memory_limit(2_500);
-    let err = run(graph, job, &Cluster::local(1), |graph, _| {
+    let err = Run::new(graph, job, &Cluster::local(1), |graph, _| {
         Ok(Box::new(Gather(graph.topology()?)))
     })
+    .run()
     .unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::ReadBack { .. }), "{text}");
