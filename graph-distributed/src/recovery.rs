@@ -173,7 +173,7 @@ impl Recovery {
 ///
 /// [`Error::NoSurvivors`] when every process is lost, naming them;
 /// [`Error::NoSuchProcess`] for a lost process the run does not have; a job
-/// that does not fit the graph or the cluster, as [`run`](crate::run())
+/// that does not fit the graph or the cluster, as [`Run::run`](crate::Run::run)
 /// refuses it; the graph's own [`Error::Graph`].
 ///
 /// # Example

@@ -83,7 +83,7 @@ pub struct RunOptions<'a> {
 /// max pressure `P` in results, its peak bytes `B`. With several, an idle
 /// thread starts the ready task of best priority whenever the results held,
 /// with those of the running tasks and the room the order needs to go on
-/// from its next task, stay within the order's profile ([`OrderProfile`]):
+/// from its next task, stay within the order's profile ([`OrderProfile`](crate::scheduler::OrderProfile)):
 /// where any task has a `size`, `1.1 B` plus one largest expected result
 /// per thread, in bytes (held results by their measured sizes, the others
 /// by their `size` refined by what their op's results measured); else
