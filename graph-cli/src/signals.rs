@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use graph_exec::CancelHandle;
+use graph_core::CancelHandle;
 
 use crate::exit::INTERRUPTED;
 

@@ -89,7 +89,7 @@ pub enum Error {
         /// The task.
         key: Key,
     },
-    /// The run was cancelled through its [`CancelHandle`](crate::CancelHandle).
+    /// The run was cancelled through its [`CancelHandle`](graph_core::CancelHandle).
     #[error("the run was cancelled")]
     Cancelled,
     /// A result that nests deeper than the limit every command can print,

@@ -52,18 +52,17 @@ mod request;
 pub mod scheduler;
 mod sequential;
 pub mod store;
-mod value;
+pub mod value;
 
 pub use compiled::CompiledGraph;
 pub use error::{Error, OpError};
 pub use failure::{TaskFailure, panic_message};
-pub use graph_core::CancelHandle;
 pub use local::{Callbacks, LocalExecutor, RunOptions};
 pub use plan::{OpTime, Stats};
 pub use registry::{OpFn, OpRegistry};
 pub use request::{Output, Request};
 pub use sequential::{Run, execute_sequential};
-pub use value::{DecodeError, Dynamic, NotSpillable, Tagged, TaskValue};
+pub use value::{Dynamic, Tagged, TaskValue};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -215,6 +215,120 @@ fn every_rust_file_opens_with_a_module_doc_line() {
     );
 }
 
+/// The most lines a source file of a crate's `src/` (or of the Python
+/// package) may have: past it, a file holds several concerns.
+const MOST_LINES: usize = 800;
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let mut files = Vec::new();
+    for (name, _) in LAYERS {
+        rust_files(&root().join(name).join("src"), &mut files);
+    }
+    let python = root().join("python/taskgraph");
+    files.extend(
+        fs::read_dir(&python)
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "py")),
+    );
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let lines = fs::read_to_string(path).unwrap_or_default().lines().count();
+            let name = path.strip_prefix(root()).unwrap().display();
+            (lines > MOST_LINES).then(|| format!("{name}: {lines} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split by concern the files over {MOST_LINES} lines: {long:?}"
+    );
+}
+
+/// The public names at the root of a crate's `lib.rs`: its `pub` items and
+/// what it re-exports, but the README's doctest.
+fn root_names(lib: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut doctest = false;
+    let mut lines = lib.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("#[cfg(doctest)]") {
+            doctest = true;
+            continue;
+        }
+        if let Some(item) = line.strip_prefix("pub use ") {
+            let mut text = item.to_owned();
+            while !text.contains(';') {
+                let Some(more) = lines.next() else { break };
+                text.push_str(more);
+            }
+            let text = text.trim_end_matches(';');
+            let inner = match (text.find('{'), text.rfind('}')) {
+                (Some(open), Some(close)) => &text[open + 1..close],
+                _ => text,
+            };
+            for name in inner.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let name = name.rsplit(" as ").next().unwrap_or(name);
+                names.push(name.rsplit("::").next().unwrap_or(name).to_owned());
+            }
+        } else if let Some(item) = line.strip_prefix("pub ") {
+            let mut words = item.split_whitespace();
+            let kind = words.next().unwrap_or("");
+            if [
+                "mod", "fn", "struct", "enum", "trait", "type", "const", "static",
+            ]
+            .contains(&kind)
+                && !std::mem::take(&mut doctest)
+                && let Some(name) = words.next()
+            {
+                let name = name
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .next();
+                names.extend(name.map(str::to_owned));
+            }
+        } else if !line.starts_with("#[") && !line.starts_with("///") {
+            doctest = false;
+        }
+    }
+    names
+}
+
+#[test]
+fn the_executor_and_runtime_crates_have_at_most_25_names_at_their_root() {
+    for krate in ["graph-exec", "graph-distributed"] {
+        let lib = fs::read_to_string(root().join(krate).join("src/lib.rs")).unwrap();
+        let names = root_names(&lib);
+        assert!(names.len() > 5, "{krate}: found only {names:?}");
+        assert!(
+            names.len() <= 25,
+            "{krate} has {} names at its root (at most 25; the rest in modules): {names:?}",
+            names.len()
+        );
+    }
+}
+
+#[test]
+fn root_names_reads_items_and_re_exports() {
+    let lib = "pub mod scheduler;\nmod local;\npub use local::{Callbacks, LocalExecutor};\n\
+               pub use graph_transport as transport;\npub use a::{\n    B, C,\n};\n\
+               pub fn run() {}\n/// The README.\n#[cfg(doctest)]\n#[doc = \"x\"]\npub struct ReadmeExample;\n";
+    assert_eq!(
+        root_names(lib),
+        [
+            "scheduler",
+            "Callbacks",
+            "LocalExecutor",
+            "transport",
+            "B",
+            "C",
+            "run"
+        ]
+    );
+}
+
 #[test]
 fn readme_opens_with_the_two_commands() {
     let readme = fs::read_to_string(root().join("README.md")).unwrap();

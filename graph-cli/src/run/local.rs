@@ -3,10 +3,8 @@
 
 use std::time::Instant;
 
-use graph_core::{Key, TaskGraph};
-use graph_exec::{
-    CancelHandle, Dynamic, LocalExecutor, OpRegistry, Output, Request, Run, RunOptions,
-};
+use graph_core::{CancelHandle, Key, TaskGraph};
+use graph_exec::{Dynamic, LocalExecutor, OpRegistry, Output, Request, Run, RunOptions};
 
 use super::args::Args;
 use super::report::RunReport;

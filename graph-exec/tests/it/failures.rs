@@ -5,10 +5,9 @@
 use crate::common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use graph_core::{Key, TaskGraph, Term, generate};
+use graph_core::{CancelHandle, Key, TaskGraph, Term, generate};
 use graph_exec::{
-    Callbacks, CancelHandle, Dynamic, Error, LocalExecutor, OpRegistry, Request, RunOptions,
-    execute_sequential,
+    Callbacks, Dynamic, Error, LocalExecutor, OpRegistry, Request, RunOptions, execute_sequential,
 };
 
 /// A wide graph: 200 independent chains of 20, each ending in a sink, one of
