@@ -9,7 +9,7 @@
 
 use std::cmp::Reverse;
 
-use graph_core::{Dag, NodeId, Topology};
+use graph_core::{Dag, Grouped, NodeId, Topology};
 
 /// An undirected graph with node and edge weights, rows in CSR form.
 pub(crate) struct Level {
@@ -179,21 +179,7 @@ impl Level {
     /// members; one edge per pair of adjacent clusters, weighing the edges
     /// between them.
     pub(crate) fn contract(&self, cluster: &[u32], n_clusters: usize) -> Level {
-        let n_nodes = self.node_count();
-        // Members of each cluster, by a counting sort.
-        let mut starts = vec![0_u32; n_clusters + 1];
-        for &c in cluster {
-            starts[c as usize + 1] += 1;
-        }
-        for i in 0..n_clusters {
-            starts[i + 1] += starts[i];
-        }
-        let mut cursor = starts.clone();
-        let mut members = vec![0_u32; n_nodes];
-        for (node, &c) in cluster.iter().enumerate() {
-            members[cursor[c as usize] as usize] = node as u32;
-            cursor[c as usize] += 1;
-        }
+        let members = Grouped::new(cluster, n_clusters);
         let mut offsets = Vec::with_capacity(n_clusters + 1);
         offsets.push(0_u32);
         let mut targets: Vec<u32> = Vec::new();
@@ -202,10 +188,10 @@ impl Level {
         // `slot[c]`: where the edge to cluster `c` sits in the current row,
         // valid when it is at or past the row's start.
         let mut slot = vec![u32::MAX; n_clusters];
-        for c in 0..n_clusters {
+        for (c, weight) in node_weights.iter_mut().enumerate() {
             let row_start = targets.len() as u32;
-            for &node in &members[starts[c] as usize..starts[c + 1] as usize] {
-                node_weights[c] += self.node_weights[node as usize];
+            for &node in members.group(c) {
+                *weight += self.node_weights[node as usize];
                 let (next_nodes, weights) = self.row(node as usize);
                 for (&next, &w) in next_nodes.iter().zip(weights) {
                     let d = cluster[next as usize];

@@ -1,8 +1,9 @@
 //! Writing a file so that a failure or an interrupt never leaves a partial
-//! file or destroys the old one; and private temporary directories and
-//! files, which other users of the machine cannot read.
+//! file or destroys the old one; private temporary directories and files,
+//! which other users of the machine cannot read; and reading a file, or
+//! standard input for `-`, with the name to give it in errors.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -244,4 +245,16 @@ pub fn create_private(path: &Path) -> io::Result<std::fs::File> {
         options.mode(0o600);
     }
     options.open(path)
+}
+
+/// Reads all of a file, or of standard input when `path` is `-`, with the name
+/// to give it in error messages: the path, or `<stdin>`.
+pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        let read = io::stdin().lock().read_to_end(&mut bytes);
+        ("<stdin>".to_owned(), read.map(|_| bytes))
+    } else {
+        (path.display().to_string(), std::fs::read(path))
+    }
 }

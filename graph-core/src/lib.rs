@@ -34,6 +34,7 @@ pub mod file;
 pub mod fuzz;
 pub mod generate;
 mod graph;
+mod grouped;
 #[cfg(feature = "json")]
 pub mod json;
 mod key;
@@ -53,6 +54,7 @@ pub use cancel::CancelHandle;
 pub use dag::Dag;
 pub use error::Error;
 pub use graph::{Body, Task, TaskGraph, TaskGraphBuilder};
+pub use grouped::Grouped;
 #[cfg(feature = "json")]
 pub use json::{Problem, TaskAt};
 pub use key::Key;

@@ -30,7 +30,7 @@ use crate::{Error, Pattern, RewriteRule, RuleSet};
 /// Any error of [`from_slice`], or of reading the file, wrapped in
 /// [`Error::In`] so that it names the file.
 pub fn read_path(path: impl AsRef<Path>) -> Result<RuleSet, Error> {
-    let (origin, bytes) = graph_core::json::read_input(path.as_ref());
+    let (origin, bytes) = graph_core::file::read_input(path.as_ref());
     let within = |error: Error| Error::In {
         origin: origin.clone(),
         error: Box::new(error),

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use graph_core::{Dag, Key, TaskGraph};
+use graph_core::{Dag, Grouped, Key, TaskGraph};
 use serde_json::json;
 
 use crate::colour::{Rgb, Scale, category_colour};
@@ -30,10 +30,8 @@ pub(crate) struct Groups {
     /// Each group's label: its name without the hash (dask's `key_split`),
     /// made unique where two groups share it.
     pub(crate) labels: Vec<String>,
-    /// The tasks of each group, group after group (see `starts`).
-    pub(crate) members: Vec<u32>,
-    /// Where each group's tasks start in `members`; one more entry than groups.
-    pub(crate) starts: Vec<usize>,
+    /// The tasks of each group.
+    pub(crate) members: Grouped,
     /// The edges between groups: dependency group, dependent group, and the
     /// number of task edges, ordered by dependency group, then first seen.
     pub(crate) edges: Vec<(u32, u32, u64)>,
@@ -51,7 +49,7 @@ impl Groups {
 
     /// The tasks of group `group`.
     pub(crate) fn members(&self, group: usize) -> &[u32] {
-        &self.members[self.starts[group]..self.starts[group + 1]]
+        self.members.group(group)
     }
 }
 
@@ -101,7 +99,7 @@ pub(crate) fn groups(graph: &TaskGraph) -> Result<Groups, Error> {
         of_task.push(group);
     }
     let mut groups = group_by(topology, names, &of_task, "key name");
-    groups.labels = unique_labels(graph, &groups.names, &groups.members, &groups.starts);
+    groups.labels = unique_labels(graph, &groups.names, &groups.members);
     Ok(groups)
 }
 
@@ -130,34 +128,20 @@ fn group_by(
     of_task: &[u32],
     by: &'static str,
 ) -> Groups {
-    let n = topology.node_count();
     let n_groups = names.len();
-    // Counting sort of the tasks by group.
-    let mut starts = vec![0_usize; n_groups + 1];
-    for &group in of_task {
-        starts[group as usize + 1] += 1;
-    }
-    for g in 0..n_groups {
-        starts[g + 1] += starts[g];
-    }
-    let mut fill = starts.clone();
-    let mut members = vec![0_u32; n];
-    for (task, &group) in of_task.iter().enumerate() {
-        members[fill[group as usize]] = task as u32;
-        fill[group as usize] += 1;
-    }
+    let members = Grouped::new(of_task, n_groups);
     // Edges between groups: for each group, a marker per target group says
     // where its running count is, so that no edge needs a hash lookup.
     let mut seen_by = vec![u32::MAX; n_groups];
     let mut slot = vec![0_usize; n_groups];
     let mut edges: Vec<(u32, u32, u64)> = Vec::new();
     let mut internal = vec![0_u64; n_groups];
-    for g in 0..n_groups {
-        for &task in &members[starts[g]..starts[g + 1]] {
+    for (g, inside) in internal.iter_mut().enumerate() {
+        for &task in members.group(g) {
             for &dependent in topology.dependents(graph_core::NodeId::new(task as usize)) {
                 let h = of_task[dependent.index()] as usize;
                 if h == g {
-                    internal[g] += 1;
+                    *inside += 1;
                     continue;
                 }
                 if seen_by[h] != g as u32 {
@@ -173,7 +157,6 @@ fn group_by(
         labels: names.clone(),
         names,
         members,
-        starts,
         edges,
         internal,
         by,
@@ -182,15 +165,10 @@ fn group_by(
 
 /// Each group's `key_split` name; where two groups share one, each gets the
 /// start of its hash (`add-3f2a1c`), and a number if that is not enough.
-fn unique_labels(
-    graph: &TaskGraph,
-    names: &[String],
-    members: &[u32],
-    starts: &[usize],
-) -> Vec<String> {
+fn unique_labels(graph: &TaskGraph, names: &[String], members: &Grouped) -> Vec<String> {
     let plain: Vec<String> = (0..names.len())
         .map(|g| {
-            let first = graph_core::NodeId::new(members[starts[g]] as usize);
+            let first = graph_core::NodeId::new(members.group(g)[0] as usize);
             graph_optimize::key_split(graph.key(first))
         })
         .collect();

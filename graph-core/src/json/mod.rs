@@ -92,18 +92,6 @@ pub fn read_shape_path(path: impl AsRef<Path>) -> Result<Shape, Error> {
     read_with(path.as_ref(), read_shape, |graph| Ok(Shape::of(&graph)?))
 }
 
-/// Reads all of a file, or of standard input when `path` is `-`, with the name
-/// to give it in error messages: the path, or `<stdin>`.
-pub fn read_input(path: &Path) -> (String, io::Result<Vec<u8>>) {
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        let read = io::stdin().lock().read_to_end(&mut bytes);
-        ("<stdin>".to_owned(), read.map(|_| bytes))
-    } else {
-        (path.display().to_string(), std::fs::read(path))
-    }
-}
-
 /// Reads a graph from JSON text, or from gzip-compressed JSON text.
 ///
 /// The result is checked whole: every reference resolves and there is no
