@@ -4,7 +4,7 @@
 mod task;
 
 use super::input::Input;
-use super::sink::Sink;
+use super::sink::{Document, Sink};
 use super::{Bail, FIELD_NAME, Result, TooLong};
 use crate::json::FORMAT;
 use crate::json::error::TaskAt;
@@ -55,17 +55,6 @@ pub(crate) struct Reader<I> {
     depth: usize,
     /// About how many bytes the document has, if known.
     size_hint: Option<u64>,
-}
-
-/// What a document holds, besides what its sink kept: the table of its
-/// keys' codes, the checked topology, and (for a sink without terms) which
-/// tasks are literal values.
-pub(crate) struct Document {
-    pub(crate) table: KeyTable,
-    pub(crate) literal: Vec<bool>,
-    /// For a sink without terms: each task's size, or empty if none has one.
-    pub(crate) sizes: Vec<Option<u64>>,
-    pub(crate) topology: Topology,
 }
 
 /// Bytes of text per task, at least, when reserving room from the size of a

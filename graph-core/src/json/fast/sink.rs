@@ -1,10 +1,22 @@
 //! What the fast reader does with each task it reads: the [`Sink`] trait, and
-//! the sinks that build a [`TaskGraph`] and a [`Shape`].
+//! the sinks that build a [`TaskGraph`] and a [`Shape`] from the tasks and
+//! the [`Document`] read.
 
-use super::reader::Document;
 use super::{Bail, Result};
 use crate::graph::{Body, Task};
-use crate::{Key, Shape, TaskGraph};
+use crate::key_table::KeyTable;
+use crate::{Key, Shape, TaskGraph, Topology};
+
+/// What a document holds, besides what its sink kept: the table of its
+/// keys' codes, the checked topology, and (for a sink without terms) which
+/// tasks are literal values.
+pub(crate) struct Document {
+    pub(crate) table: KeyTable,
+    pub(crate) literal: Vec<bool>,
+    /// For a sink without terms: each task's size, or empty if none has one.
+    pub(crate) sizes: Vec<Option<u64>>,
+    pub(crate) topology: Topology,
+}
 
 /// What a reader does with each task it reads.
 pub(crate) trait Sink {
