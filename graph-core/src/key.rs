@@ -5,6 +5,8 @@ use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use crate::repr;
+
 /// The name of a task: a string, an integer, a float, or a tuple of those,
 /// tuples nesting (`'x'`, `3`, `('x', 0, 1)`, `('shuffle', (0, 1))`).
 ///
@@ -200,124 +202,20 @@ impl PartialOrd for Key {
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Key::Str(s) => write_python_str(f, s),
+            Key::Str(s) => repr::write_str(f, s),
             Key::Int(i) => write!(f, "{i}"),
-            Key::Float(x) => write_python_float(f, *x),
+            Key::Float(x) => repr::write_float(f, *x),
             Key::Tuple(parts) => {
                 f.write_char('(')?;
                 for (i, part) in parts.iter().enumerate() {
                     if i > 0 {
-                        f.write_str(", ")?;
+                        f.write_str(repr::ITEM_SEPARATOR)?;
                     }
                     write!(f, "{part}")?;
                 }
-                if parts.len() == 1 {
-                    f.write_char(',')?;
-                }
-                f.write_char(')')
+                f.write_str(repr::tuple_end(parts.len()))
             }
         }
-    }
-}
-
-/// Writes a string as Python's `repr` does: single quotes unless the text
-/// holds a single quote and no double quote, with backslash escapes.
-pub(crate) fn write_python_str(f: &mut impl fmt::Write, s: &str) -> fmt::Result {
-    // The common case, printable ASCII without a quote or a backslash, whole.
-    if s.bytes()
-        .all(|b| (b' '..=b'~').contains(&b) && b != b'\'' && b != b'\\')
-    {
-        f.write_char('\'')?;
-        f.write_str(s)?;
-        return f.write_char('\'');
-    }
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    f.write_char(quote)?;
-    for c in s.chars() {
-        match c {
-            '\\' => f.write_str("\\\\")?,
-            '\n' => f.write_str("\\n")?,
-            '\r' => f.write_str("\\r")?,
-            '\t' => f.write_str("\\t")?,
-            c if c == quote => write!(f, "\\{c}")?,
-            c if c.is_control() => match u32::from(c) {
-                code @ 0..=0xff => write!(f, "\\x{code:02x}")?,
-                code @ 0x100..=0xffff => write!(f, "\\u{code:04x}")?,
-                code => write!(f, "\\U{code:08x}")?,
-            },
-            c => f.write_char(c)?,
-        }
-    }
-    f.write_char(quote)
-}
-
-/// Writes a float as Python's `repr` does: the shortest text that reads back
-/// to the same float, positional for exponents in `-4..16`, else scientific
-/// (`1e+16`, `1.5e-05`), and always with a `.0` on a whole positional number.
-pub(crate) fn write_python_float(f: &mut impl fmt::Write, x: f64) -> fmt::Result {
-    if x.is_nan() {
-        return f.write_str("nan");
-    }
-    if x.is_infinite() {
-        return f.write_str(if x > 0.0 { "inf" } else { "-inf" });
-    }
-    // Positional for exponents in -4..16: Rust's `Display` gives the same
-    // shortest round-trip digits, never in scientific form, with no `.0` on a
-    // whole number.
-    if x == 0.0 || (1e-4..1e16).contains(&x.abs()) {
-        return if x.fract() == 0.0 {
-            write!(f, "{x}.0")
-        } else {
-            write!(f, "{x}")
-        };
-    }
-    write_python_float_from_digits(f, x)
-}
-
-/// [`write_python_float`] of a finite float from its shortest digits, for
-/// every exponent.
-fn write_python_float_from_digits(f: &mut impl fmt::Write, x: f64) -> fmt::Result {
-    // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = sci
-        .split_once('e')
-        .expect("`{:e}` always writes an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}` writes a decimal exponent");
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    f.write_str(sign)?;
-    if (-4..16).contains(&exp) {
-        if exp < 0 {
-            f.write_str("0.")?;
-            for _ in 0..(-exp - 1) {
-                f.write_char('0')?;
-            }
-            f.write_str(&digits)
-        } else {
-            let point = exp as usize + 1;
-            if digits.len() <= point {
-                f.write_str(&digits)?;
-                for _ in digits.len()..point {
-                    f.write_char('0')?;
-                }
-                f.write_str(".0")
-            } else {
-                f.write_str(&digits[..point])?;
-                f.write_char('.')?;
-                f.write_str(&digits[point..])
-            }
-        }
-    } else {
-        f.write_str(mantissa)?;
-        let exp_sign = if exp < 0 { '-' } else { '+' };
-        write!(f, "e{exp_sign}{:02}", exp.abs())
     }
 }
 

@@ -42,6 +42,7 @@ mod key_table;
 mod limits;
 mod node;
 mod references;
+pub mod repr;
 mod shape;
 mod stats;
 mod term;

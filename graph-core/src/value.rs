@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::key::{write_python_float, write_python_str};
+use crate::repr;
 
 /// A literal in a task body: what a JSON scalar can spell.
 ///
@@ -39,8 +39,8 @@ impl fmt::Display for Value {
             Value::Bool(true) => f.write_str("True"),
             Value::Bool(false) => f.write_str("False"),
             Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write_python_float(f, *x),
-            Value::Str(s) => write_python_str(f, s),
+            Value::Float(x) => repr::write_float(f, *x),
+            Value::Str(s) => repr::write_str(f, s),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! dask's tie-break: every key's Python `str`, and the keys ranked by it.
 
-use graph_core::Key;
+use graph_core::{Key, repr};
 use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxHashMap;
 use std::borrow::Borrow;
@@ -102,11 +102,9 @@ impl KeyTexts {
                         }
                     };
                     for part in &parts[1..] {
-                        let _ = write!(texts.rests, ", {part}");
+                        let _ = write!(texts.rests, "{}{part}", repr::ITEM_SEPARATOR);
                     }
-                    texts
-                        .rests
-                        .push_str(if parts.len() == 1 { ",)" } else { ")" });
+                    texts.rests.push_str(repr::tuple_end(parts.len()));
                     number
                 }
                 other => {

@@ -2,7 +2,9 @@
 //! the spelling is certain and asked of Python elsewhere, and the keys ranked
 //! by it.
 
-use graph_core::Key;
+use std::fmt;
+
+use graph_core::repr;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyFloat, PyInt, PyString, PyTuple};
 use rayon::slice::ParallelSliceMut;
@@ -110,11 +112,16 @@ impl Texts {
                 // so its address names it.
                 self.buf.extend_from_within(start..end);
             } else {
-                let written = text
-                    .to_str()
-                    .is_ok_and(|s| write_ascii_repr(&mut self.buf, s));
-                if !written {
-                    push_text(&mut self.buf, &part.repr()?)?;
+                // graph-core spells an ASCII string exactly as Python does
+                // (printable or not); for other text, which characters
+                // Python counts printable is Unicode's table, and Python
+                // spells it.
+                match text.to_str() {
+                    Ok(s) if s.is_ascii() => {
+                        // Writing to a Vec cannot fail.
+                        let _ = repr::write_str(&mut Utf8(&mut self.buf), s);
+                    }
+                    _ => push_text(&mut self.buf, &part.repr()?)?,
                 }
                 self.last_part = (part.as_ptr() as usize, start_now, self.buf.len());
             }
@@ -131,10 +138,11 @@ impl Texts {
             let x = x.value();
             // graph-core spells floats as Python's repr does (the shortest
             // round-trip digits, the same switch to exponents).
-            let text = self
-                .floats
-                .entry(x.to_bits())
-                .or_insert_with(|| Key::Float(x).to_string().into_bytes().into_boxed_slice());
+            let text = self.floats.entry(x.to_bits()).or_insert_with(|| {
+                let mut text = Vec::new();
+                let _ = repr::write_float(&mut Utf8(&mut text), x);
+                text.into_boxed_slice()
+            });
             self.buf.extend_from_slice(text);
             return Ok(true);
         }
@@ -145,14 +153,12 @@ impl Texts {
             self.buf.push(b'(');
             for (i, item) in tuple.iter_borrowed().enumerate() {
                 if i > 0 {
-                    self.buf.extend_from_slice(b", ");
+                    self.buf.extend_from_slice(repr::ITEM_SEPARATOR.as_bytes());
                 }
                 plain &= self.write_repr(&item, depth + 1)?;
             }
-            if tuple.len() == 1 {
-                self.buf.push(b',');
-            }
-            self.buf.push(b')');
+            self.buf
+                .extend_from_slice(repr::tuple_end(tuple.len()).as_bytes());
             return Ok(plain);
         }
         push_text(&mut self.buf, &part.repr()?)?;
@@ -188,37 +194,15 @@ fn write_int(buf: &mut Vec<u8>, i: i64) {
     buf.extend_from_slice(&digits[at..]);
 }
 
-/// Python's `repr` of a printable ASCII string: single quotes unless it
-/// holds a single quote and no double quote; backslashes and the quote
-/// escaped. Returns false, writing nothing, for other strings.
-fn write_ascii_repr(buf: &mut Vec<u8>, s: &str) -> bool {
-    let mut simple = true;
-    for b in s.bytes() {
-        if !(0x20..0x7f).contains(&b) {
-            return false;
-        }
-        simple &= b != b'\'' && b != b'\\';
+/// A byte buffer as a [`fmt::Write`], for graph-core's spelling
+/// ([`repr`]): what it writes is UTF-8.
+struct Utf8<'a>(&'a mut Vec<u8>);
+
+impl fmt::Write for Utf8<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
     }
-    if simple {
-        buf.push(b'\'');
-        buf.extend_from_slice(s.as_bytes());
-        buf.push(b'\'');
-        return true;
-    }
-    let quote = if s.contains('\'') && !s.contains('"') {
-        b'"'
-    } else {
-        b'\''
-    };
-    buf.push(quote);
-    for b in s.bytes() {
-        if b == b'\\' || b == quote {
-            buf.push(b'\\');
-        }
-        buf.push(b);
-    }
-    buf.push(quote);
-    true
 }
 
 /// Appends a Python string as UTF-8, lone surrogates included.

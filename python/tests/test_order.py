@@ -278,6 +278,16 @@ def test_odd_key_spellings_match_python():
     assert spelled_like_python(keys)
 
 
+def test_every_ascii_character_in_a_key_is_spelled_like_python():
+    # Inside a tuple a string is spelled by repr: quotes, escapes, and the
+    # control characters as \\x.., all of which Rust writes for ASCII.
+    chars = [chr(i) for i in range(128)]
+    keys = [("a", c) for c in chars]
+    keys += [("a", c + "'") for c in chars] + [("a", c + "'\"") for c in chars]
+    keys += [("a", "\\" + c + "\"") for c in chars]
+    assert spelled_like_python(list(dict.fromkeys(keys)))
+
+
 def test_equal_keys_of_different_types_are_one_key():
     # Python's dict semantics: 1 == 1.0 == True.
     dsk = {1: (corpus.f,), "b": (corpus.f, 1.0), "c": (corpus.f, True)}

@@ -162,8 +162,8 @@ fn positional_floats_are_spelled_as_from_their_digits() {
             continue;
         }
         let (mut fast, mut slow) = (String::new(), String::new());
-        write_python_float(&mut fast, x).unwrap();
-        write_python_float_from_digits(&mut slow, x).unwrap();
+        crate::repr::write_float(&mut fast, x).unwrap();
+        crate::repr::write_float_from_digits(&mut slow, x).unwrap();
         assert_eq!(fast, slow, "{x:e}");
     }
 }
