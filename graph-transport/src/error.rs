@@ -147,7 +147,7 @@ pub enum Error {
         /// Its address.
         address: String,
         /// What was wrong.
-        problem: String,
+        problem: FrameProblem,
     },
     /// The data connection from another process stopped in the middle of
     /// a frame for the heartbeat timeout while its heartbeats went on.
@@ -171,6 +171,58 @@ pub enum Error {
     Timely {
         /// Its message.
         message: String,
+    },
+}
+
+/// What was wrong with a frame on a data connection: what its sender could
+/// not have sent. Worker ranges are `(first, end)`, the end excluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameProblem {
+    /// A frame announced more bytes than any frame may have.
+    #[error(
+        "a frame announces {length} bytes, more than the limit of {}",
+        crate::MAX_FRAME
+    )]
+    TooLong {
+        /// The bytes announced.
+        length: u64,
+    },
+    /// A frame came from a worker that is not one of the sending process's.
+    #[error(
+        "a frame from worker {worker}, not one of that process's workers ({} to {})",
+        workers.0,
+        workers.1 - 1
+    )]
+    FromStranger {
+        /// The worker the frame names.
+        worker: u64,
+        /// The sending process's workers.
+        workers: (u64, u64),
+    },
+    /// A frame was for workers that are not all this process's.
+    #[error(
+        "a frame for workers {first} to {}, not this process's workers ({} to {})",
+        end.wrapping_sub(1),
+        workers.0,
+        workers.1 - 1
+    )]
+    ForStrangers {
+        /// The first worker the frame is for.
+        first: u64,
+        /// Past the last.
+        end: u64,
+        /// This process's workers.
+        workers: (u64, u64),
+    },
+    /// A frame of no bytes that is not the one that ends the connection.
+    #[error("a frame of no bytes that does not end the connection")]
+    Empty,
+    /// Bytes came after the frame that ends the connection.
+    #[error("{bytes} bytes after the frame that ends the connection")]
+    AfterTheEnd {
+        /// How many.
+        bytes: usize,
     },
 }
 

@@ -20,6 +20,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
+use crate::FrameProblem;
 use crate::heartbeat::Tripwire;
 
 /// The most bytes one frame may announce. No frame of a run comes near it:
@@ -101,7 +102,7 @@ impl Frames {
     ///
     /// What is wrong with the first header that could not have come from
     /// the peer, or bytes after the frame that ends the connection.
-    pub(crate) fn scan(&mut self, mut bytes: &[u8]) -> Result<(), String> {
+    pub(crate) fn scan(&mut self, mut bytes: &[u8]) -> Result<(), FrameProblem> {
         while !bytes.is_empty() {
             match &mut self.position {
                 Position::Body { left } => {
@@ -122,10 +123,7 @@ impl Frames {
                     }
                 }
                 Position::Ended => {
-                    return Err(format!(
-                        "{} bytes after the frame that ends the connection",
-                        bytes.len()
-                    ));
+                    return Err(FrameProblem::AfterTheEnd { bytes: bytes.len() });
                 }
             }
         }
@@ -133,7 +131,7 @@ impl Frames {
     }
 
     /// Checks the header just read, and says what comes after it.
-    fn check(&self) -> Result<Position, String> {
+    fn check(&self) -> Result<Position, FrameProblem> {
         let word = |i: usize| {
             let mut bytes = [0; 8];
             bytes.copy_from_slice(&self.header[i * 8..i * 8 + 8]);
@@ -144,28 +142,26 @@ impl Frames {
             return if [channel, source, first, end, sequence] == [0; 5] {
                 Ok(Position::Ended)
             } else {
-                Err("a frame of no bytes that does not end the connection".to_string())
+                Err(FrameProblem::Empty)
             };
         }
         if length > MAX_FRAME {
-            return Err(format!(
-                "a frame announces {length} bytes, more than the limit of {MAX_FRAME}"
-            ));
+            return Err(FrameProblem::TooLong { length });
         }
         let (from, to) = self.peers.sources;
         if !(from..to).contains(&source) {
-            return Err(format!(
-                "a frame from worker {source}, not one of that process's workers ({from} to {})",
-                to - 1
-            ));
+            return Err(FrameProblem::FromStranger {
+                worker: source,
+                workers: (from, to),
+            });
         }
         let (from, to) = self.peers.targets;
         if !(first < end && from <= first && end <= to) {
-            return Err(format!(
-                "a frame for workers {first} to {}, not this process's workers ({from} to {})",
-                end.wrapping_sub(1),
-                to - 1
-            ));
+            return Err(FrameProblem::ForStrangers {
+                first,
+                end,
+                workers: (from, to),
+            });
         }
         Ok(Position::Body { left: length })
     }
@@ -216,7 +212,7 @@ impl Read for Checked {
             match self.stream.read(buf) {
                 Ok(read) => {
                     if let Err(problem) = self.frames.scan(&buf[..read]) {
-                        self.tripwire.malformed(self.peer, problem.clone());
+                        self.tripwire.malformed(self.peer, problem);
                         return Err(io::Error::new(io::ErrorKind::InvalidData, problem));
                     }
                     self.last = Instant::now();

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use graph_core::NodeId;
 
-use crate::{Error, Progress};
+use crate::{Error, FrameProblem, Progress};
 
 const BEAT: u8 = b'.';
 const GOODBYE: u8 = b'G';
@@ -64,11 +64,24 @@ pub(crate) fn interval(timeout: Duration) -> Duration {
 /// Why the monitor tripped.
 #[derive(Clone, Debug)]
 enum Trip {
-    Silent { process: usize, waited: Duration },
-    Lost { process: usize },
-    Malformed { process: usize, problem: String },
-    Stalled { process: usize, waited: Duration },
-    Failed { process: usize },
+    Silent {
+        process: usize,
+        waited: Duration,
+    },
+    Lost {
+        process: usize,
+    },
+    Malformed {
+        process: usize,
+        problem: FrameProblem,
+    },
+    Stalled {
+        process: usize,
+        waited: Duration,
+    },
+    Failed {
+        process: usize,
+    },
 }
 
 impl Trip {
@@ -319,7 +332,7 @@ pub(crate) struct Tripwire(Arc<Shared>);
 
 impl Tripwire {
     /// `process` sent what is described by `problem`.
-    pub(crate) fn malformed(&self, process: usize, problem: String) {
+    pub(crate) fn malformed(&self, process: usize, problem: FrameProblem) {
         self.0.trip(Trip::Malformed { process, problem });
     }
 

@@ -321,7 +321,7 @@ fn in_hostfile_numbers(error: &Error, numbers: &[usize]) -> String {
         } => Transport::Malformed {
             process: number(*process),
             address: address(at),
-            problem: problem.clone(),
+            problem: *problem,
         },
         Transport::Stalled {
             process,

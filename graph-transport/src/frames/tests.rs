@@ -38,7 +38,12 @@ fn frames_pass_whole_or_a_byte_at_a_time() {
 fn a_length_past_the_limit_is_refused_before_its_body() {
     for length in [MAX_FRAME + 1, 1 << 63, u64::MAX] {
         let err = frames().scan(&header([0, 0, 2, 3, length, 0])).unwrap_err();
-        assert!(err.contains(&format!("announces {length} bytes")), "{err}");
+        assert_eq!(err, FrameProblem::TooLong { length });
+        assert!(
+            err.to_string()
+                .contains(&format!("announces {length} bytes")),
+            "{err}"
+        );
     }
     // The limit itself is allowed.
     frames().scan(&header([0, 0, 2, 3, MAX_FRAME, 0])).unwrap();
@@ -48,28 +53,54 @@ fn a_length_past_the_limit_is_refused_before_its_body() {
 fn a_source_or_target_outside_the_two_processes_is_refused() {
     // From worker 2 (this process's own), to worker 1 (process 0's), to an
     // empty range, and past the end.
-    for (words, says) in [
-        ([0, 2, 2, 3, 8, 0], "from worker 2"),
-        ([0, 0, 1, 2, 8, 0], "for workers 1 to 1"),
-        ([0, 0, 3, 3, 8, 0], "for workers 3 to 2"),
-        ([0, 0, 2, 5, 8, 0], "for workers 2 to 4"),
-        ([0, 0, 0, 0, 8, 0], "for workers 0 to"),
+    let (mine, theirs) = ((2, 4), (0, 2));
+    let to = |first, end| FrameProblem::ForStrangers {
+        first,
+        end,
+        workers: mine,
+    };
+    for (words, problem, says) in [
+        (
+            [0, 2, 2, 3, 8, 0],
+            FrameProblem::FromStranger {
+                worker: 2,
+                workers: theirs,
+            },
+            "from worker 2, not one of that process's workers (0 to 1)",
+        ),
+        (
+            [0, 0, 1, 2, 8, 0],
+            to(1, 2),
+            "for workers 1 to 1, not this process's workers (2 to 3)",
+        ),
+        ([0, 0, 3, 3, 8, 0], to(3, 3), "for workers 3 to 2"),
+        ([0, 0, 2, 5, 8, 0], to(2, 5), "for workers 2 to 4"),
+        ([0, 0, 0, 0, 8, 0], to(0, 0), "for workers 0 to"),
     ] {
         let err = frames().scan(&header(words)).unwrap_err();
-        assert!(err.contains(says), "{words:?}: {err}");
+        assert_eq!(err, problem, "{words:?}");
+        assert!(err.to_string().contains(says), "{words:?}: {err}");
     }
 }
 
 #[test]
 fn garbage_is_refused_and_so_is_anything_after_the_end() {
     let err = frames().scan(&[0xA5; 4096]).unwrap_err();
-    assert!(err.contains("announces"), "{err}");
+    assert!(matches!(err, FrameProblem::TooLong { .. }), "{err}");
     let err = frames().scan(&[0xFF; 48]).unwrap_err();
-    assert!(err.contains("announces"), "{err}");
+    assert_eq!(err, FrameProblem::TooLong { length: u64::MAX });
     let err = frames().scan(&header([7, 0, 0, 0, 0, 0])).unwrap_err();
-    assert!(err.contains("does not end the connection"), "{err}");
+    assert_eq!(err, FrameProblem::Empty);
+    assert_eq!(
+        err.to_string(),
+        "a frame of no bytes that does not end the connection"
+    );
     let mut ended = frames();
     ended.scan(&header([0; 6])).unwrap();
-    let err = ended.scan(b"x").unwrap_err();
-    assert!(err.contains("after the frame that ends"), "{err}");
+    let err = ended.scan(b"xy").unwrap_err();
+    assert_eq!(err, FrameProblem::AfterTheEnd { bytes: 2 });
+    assert_eq!(
+        err.to_string(),
+        "2 bytes after the frame that ends the connection"
+    );
 }
