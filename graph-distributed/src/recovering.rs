@@ -337,7 +337,7 @@ impl Report {
     fn decode(bytes: &[u8], tasks: usize, processes: usize, from: usize) -> Result<Report, Error> {
         Report::read(&mut Words(bytes), tasks, processes).ok_or_else(|| {
             Error::from(graph_transport::Error::Regroup {
-                detail: format!("the report of process {from} cannot be read"),
+                problem: graph_transport::RegroupProblem::Report { process: from },
             })
         })
     }

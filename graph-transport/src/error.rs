@@ -130,10 +130,10 @@ pub enum Error {
     LostWhileConnecting,
     /// Regrouping after a loss failed: the process that gathered the
     /// survivors went away, or said something that cannot be read.
-    #[error("regrouping after a loss: {detail}")]
+    #[error("regrouping after a loss: {problem}")]
     Regroup {
         /// What went wrong.
-        detail: String,
+        problem: RegroupProblem,
     },
     /// What came on the data connection from another process could not
     /// have come from that process (garbage, or a frame header out of
@@ -171,6 +171,49 @@ pub enum Error {
     Timely {
         /// Its message.
         message: String,
+    },
+}
+
+/// What went wrong regrouping after a loss (see [`regroup`](crate::regroup)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegroupProblem {
+    /// The process that gathers the survivors went away.
+    #[error("process {process} ({address}), which gathers the survivors, went away: {error}")]
+    LeaderGone {
+        /// Its number in the stopped attempt.
+        process: usize,
+        /// Its address.
+        address: String,
+        /// What its connection said.
+        error: std::io::Error,
+    },
+    /// The process that gathers the survivors does not answer.
+    #[error("process {process} ({address}) gathers the survivors, but does not answer")]
+    LeaderSilent {
+        /// Its number in the stopped attempt.
+        process: usize,
+        /// Its address.
+        address: String,
+    },
+    /// The process that gathers the survivors sent what no survivor sends.
+    #[error("process {process} ({address}), which gathers the survivors, sent {what}")]
+    Unreadable {
+        /// Its number in the stopped attempt.
+        process: usize,
+        /// Its address.
+        address: String,
+        /// What it sent.
+        what: &'static str,
+    },
+    /// The survivors were gathered without this process.
+    #[error("the survivors were gathered without this process")]
+    LeftOut,
+    /// A survivor's report cannot be read.
+    #[error("the report of process {process} cannot be read")]
+    Report {
+        /// The survivor, by its number in the stopped attempt.
+        process: usize,
     },
 }
 

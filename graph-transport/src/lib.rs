@@ -36,7 +36,8 @@ mod regroup;
 pub use cluster::{Cluster, MAX_PROCESSES, MAX_WORKERS, MIN_SECRET_BYTES};
 pub use connect::{Connected, connect};
 pub use error::{
-    ClusterProblem, Error, FrameProblem, HandshakeProblem, HostfileProblem, ProcessList, Stray,
+    ClusterProblem, Error, FrameProblem, HandshakeProblem, HostfileProblem, ProcessList,
+    RegroupProblem, Stray,
 };
 pub use frames::MAX_FRAME;
 pub use heartbeat::{Monitor, Watch};

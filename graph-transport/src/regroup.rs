@@ -32,10 +32,10 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::Error;
 use crate::cluster::{Auth, Cluster};
 use crate::handshake::{self, Channel, HANDSHAKE_TIMEOUT, Hello, Key};
 use crate::heartbeat::Watch;
+use crate::{Error, RegroupProblem};
 
 /// A survivor's report, to the one that gathers.
 const JOIN: u8 = b'J';
@@ -231,11 +231,12 @@ impl Peers<'_> {
         report: &[u8],
     ) -> Result<Regrouped, Error> {
         loop {
-            let gone = |err: std::io::Error| Error::Regroup {
-                detail: format!(
-                    "process {leader} ({}), which gathers the survivors, went away: {err}",
-                    self.address(leader)
-                ),
+            let gone = |error: std::io::Error| Error::Regroup {
+                problem: RegroupProblem::LeaderGone {
+                    process: leader,
+                    address: self.address(leader).to_owned(),
+                    error,
+                },
             };
             // The one that gathers waits at most the heartbeat timeout for
             // the others, after looking as long for one below it.
@@ -258,10 +259,10 @@ impl Peers<'_> {
                     }
                     leader = next;
                     stream = self.reach(leader)?.ok_or_else(|| Error::Regroup {
-                        detail: format!(
-                            "process {leader} ({}) gathers the survivors, but does not answer",
-                            self.address(leader)
-                        ),
+                        problem: RegroupProblem::LeaderSilent {
+                            process: leader,
+                            address: self.address(leader).to_owned(),
+                        },
                     })?;
                 }
                 FAILED => {
@@ -284,12 +285,13 @@ impl Peers<'_> {
         }
     }
 
-    fn unreadable(&self, leader: usize, what: &str) -> Error {
+    fn unreadable(&self, leader: usize, what: &'static str) -> Error {
         Error::Regroup {
-            detail: format!(
-                "process {leader} ({}), which gathers the survivors, sent {what}",
-                self.address(leader)
-            ),
+            problem: RegroupProblem::Unreadable {
+                process: leader,
+                address: self.address(leader).to_owned(),
+                what,
+            },
         }
     }
 
@@ -368,7 +370,7 @@ impl Peers<'_> {
         }
         let Some(process) = survivors.iter().position(|&p| p == me) else {
             return Err(Error::Regroup {
-                detail: "the survivors were gathered without this process".to_string(),
+                problem: RegroupProblem::LeftOut,
             });
         };
         Ok(Regrouped {
