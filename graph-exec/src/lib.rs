@@ -18,9 +18,12 @@
 //!   the workspace (these threads, `taskgraph.dask.get`'s, and each worker of
 //!   `graph-distributed`): a plain state machine of which tasks are ready,
 //!   which starts next, which results are held, freed or spilled.
-//!   [`scheduler`] holds it with what configures it; [`store`] keeps the
-//!   results it holds (in memory or spilled), and [`memory`] asks the OS
-//!   what memory there is.
+//!   [`scheduler`] holds it with what configures it, and
+//!   [`scheduler::Ranking`], the one way an executor turns its order into
+//!   it; [`pool`] is the worker loop every threaded executor runs over it
+//!   (the lock, the idle workers' wait, how many tasks a worker takes at
+//!   once); [`store`] keeps the results it holds (in memory or spilled),
+//!   and [`memory`] asks the OS what memory there is.
 //!
 //! - [`CompiledGraph`] hands the tasks, compiled, to an executor of the
 //!   caller's: it runs one task at a time on the inputs it is given.
