@@ -20,7 +20,7 @@ __all__ = ["SafeSizeof", "chunk_layers"]
 # What a result counts for when ``sizeof`` cannot tell, as
 # ``distributed.sizeof.safe_sizeof`` counts it; and the most a result is
 # taken to take (more than any machine holds: 256 TiB). The scheduler in
-# Rust (``graph-python/src/execute.rs``) holds the same two figures.
+# Rust (``graph-python/src/execute/results.rs``) holds the same two figures.
 FALLBACK_BYTES = 1_000_000
 MAX_BYTES = 1 << 48
 
