@@ -43,16 +43,33 @@ impl Shared {
         let mut taken = Vec::new();
         let mut spill = Vec::new();
         loop {
+            // Not a worker's turn (`Pool::next`): what the submitter may
+            // take is bounded by the room among the jobs running, so it
+            // sleeps until a job ends even while tasks are ready.
             let step = py.detach(|| {
-                let state = self.pool.lock();
-                self.pool
-                    .next(state, &mut taken, Some(SIGNAL_POLL), |state, taken| {
-                        let room = self
-                            .workers
-                            .saturating_sub(state.core.borrow_dependent().running());
-                        state.take(taken, room, &mut spill);
-                        !taken.is_empty() || !spill.is_empty()
-                    })
+                let mut state = self.pool.lock();
+                loop {
+                    if state.stop {
+                        self.pool.stop(&mut state);
+                        return Step::Stop;
+                    }
+                    let room = self
+                        .workers
+                        .saturating_sub(state.core.borrow_dependent().running());
+                    state.take(&mut taken, room, &mut spill);
+                    if !taken.is_empty() || !spill.is_empty() {
+                        return Step::Run { plenty: false };
+                    }
+                    if state.core.borrow_dependent().is_done() {
+                        self.pool.stop(&mut state);
+                        return Step::Stop;
+                    }
+                    let timed_out;
+                    (state, timed_out) = self.pool.wait(state, Some(SIGNAL_POLL));
+                    if timed_out {
+                        return Step::Wait;
+                    }
+                }
             });
             if main && let Err(err) = py.check_signals() {
                 self.fail(err, None);
