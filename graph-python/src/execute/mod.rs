@@ -265,8 +265,12 @@ impl Execution {
         };
         let workers = workers.clamp(1, total.max(1));
         // With several workers, the order's own byte profile: each result
-        // weighing the size the order weighed it by.
-        let weighed: Vec<Option<u64>> = sizes.filled.iter().copied().map(Some).collect();
+        // weighing the size the order weighed it by (one worker has none).
+        let weighed: Vec<Option<u64>> = if workers > 1 {
+            sizes.filled.iter().copied().map(Some).collect()
+        } else {
+            Vec::new()
+        };
         let ranking = Ranking::new(
             &topology,
             &topology,
