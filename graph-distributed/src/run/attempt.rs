@@ -2,8 +2,6 @@
 //! and one attempt of a recovery plan ([`Attempt`]): the topology it runs on
 //! and the results fed into it.
 
-use std::fmt;
-
 use graph_core::{Dag, NodeId, TaskGraph, Topology};
 
 use super::{FedByThread, graph_key};
@@ -20,20 +18,6 @@ pub struct Stopped<V> {
     pub error: Error,
     /// What this process holds, after the loss of another process.
     pub leftovers: Option<Box<Leftovers<V>>>,
-}
-
-impl<V> fmt::Display for Stopped<V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.error.fmt(f)
-    }
-}
-
-/// A `Stopped` is its error (as `#[error(transparent)]`): its message, and
-/// the same source.
-impl<V: fmt::Debug> std::error::Error for Stopped<V> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.error)
-    }
 }
 
 impl<V> From<graph_core::Error> for Stopped<V> {
